@@ -1,0 +1,3 @@
+"""host"""
+
+__all__: list[str] = []

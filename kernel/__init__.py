@@ -1,0 +1,3 @@
+"""kernel"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""kernel/providers"""
+
+__all__: list[str] = []

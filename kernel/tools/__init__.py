@@ -1,0 +1,3 @@
+"""kernel/tools"""
+
+__all__: list[str] = []

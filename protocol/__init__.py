@@ -1,0 +1,3 @@
+"""protocol"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""protocol/models"""
+
+__all__: list[str] = []

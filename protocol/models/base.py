@@ -1,0 +1,34 @@
+"""The one base for every wire model: camelCase on the wire, snake_case in Python.
+
+`WireModel` ignores unknown fields so an older peer can read a newer message; `Params` forbids them,
+so a typo in a request is an INVALID_PARAMS error instead of a silently ignored field.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+__all__ = ["WireModel", "Params", "Empty", "EmptyParams"]
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="ignore",
+    )
+
+
+class Params(WireModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Empty(WireModel):
+    """A result with nothing to say."""
+
+
+class EmptyParams(Params):
+    """A method that takes no params."""

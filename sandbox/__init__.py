@@ -1,0 +1,3 @@
+"""sandbox"""
+
+__all__: list[str] = []
