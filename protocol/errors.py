@@ -28,6 +28,7 @@ __all__ = [
     "PROVIDER_ERROR",
     "SANDBOX_DENIED",
     "SENSITIVE_CONTENT",
+    "RUN_FAILED",
     "JsonRpcError",
     "InvalidParamsError",
     "InternalError",
@@ -70,6 +71,8 @@ SANDBOX_DENIED = -32009
 """The sandbox policy refused the action."""
 SENSITIVE_CONTENT = -32010
 """The sensitive-content gate refused the write."""
+RUN_FAILED = -32011
+"""A run ended with an error that has no more specific code."""
 
 
 class JsonRpcError(Exception):

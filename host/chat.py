@@ -1,0 +1,184 @@
+"""`hearth chat AGENT`: a line-based terminal client that launches `hearth host` as a desktop shell would.
+
+It speaks only the wire: initialize, create the agent if it is missing, then one `agent.send` per input
+line, printing the streamed reply as it arrives. The host's own log goes to `<data>/logs/host.log`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from host.config import resolve_data_dir
+from protocol.dispatch import Router
+from protocol.errors import NOT_FOUND, JsonRpcError
+from protocol.framing import READ_LIMIT
+from protocol.models.agents import AGENT_ID_PATTERN, AgentInfo, AgentSendResult
+from protocol.models.host import (
+    PROTOCOL_VERSION,
+    AgentDeltaEvent,
+    AgentEndedEvent,
+    AgentToolEvent,
+    InitializeResult,
+    KernelDownEvent,
+)
+from protocol.peer import JsonRpcPeer
+from protocol.transport import process_transport
+
+__all__ = ["ChatOptions", "run_chat", "host_command"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatOptions:
+    agent: str
+    data_dir: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    key_secret: str | None = None
+    verbose: bool = False
+
+
+def host_command(data_dir: str) -> list[str]:
+    """argv for `hearth host` (the console script when installed, else `python -m host`)."""
+    hearth = shutil.which("hearth")
+    base = [hearth] if hearth else [sys.executable, "-m", "host"]
+    return [*base, "host", "--data-dir", data_dir]
+
+
+def _model_patch(options: ChatOptions) -> dict[str, Any] | None:
+    if options.provider is None and options.model is None and options.base_url is None:
+        return None
+    model: dict[str, Any] = {"provider": options.provider or "openai"}
+    if options.model:
+        model["name"] = options.model
+    if options.base_url:
+        model["baseUrl"] = options.base_url
+    if options.key_secret:
+        model["apiKeySecret"] = options.key_secret
+    return {"model": model}
+
+
+class _Printer:
+    """Shows one run's stream on stdout and tells the input loop when it has ended."""
+
+    def __init__(self, agent_id: str) -> None:
+        self.agent_id = agent_id
+        self.run_id: str | None = None
+        self.ended = asyncio.Event()
+
+    def register(self, router: Router) -> None:
+        router.add("agent.delta", AgentDeltaEvent, self.on_delta)
+        router.add("agent.tool", AgentToolEvent, self.on_tool)
+        router.add("agent.ended", AgentEndedEvent, self.on_ended)
+        router.add("kernel.down", KernelDownEvent, self.on_kernel_down)
+
+    async def on_delta(self, event: AgentDeltaEvent) -> None:
+        if event.agent_id == self.agent_id:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+
+    async def on_tool(self, event: AgentToolEvent) -> None:
+        if event.agent_id == self.agent_id and event.status == "started":
+            sys.stdout.write(f"\n[{event.name}]\n")
+
+    async def on_ended(self, event: AgentEndedEvent) -> None:
+        if event.agent_id != self.agent_id:
+            return
+        if event.reason == "error":
+            sys.stdout.write(f"\n[error: {event.error}]")
+        elif event.reason == "cancelled":
+            sys.stdout.write("\n[cancelled]")
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        self.ended.set()
+
+    async def on_kernel_down(self, event: KernelDownEvent) -> None:
+        sys.stderr.write(f"[the kernel stopped: {event.reason}; restarting]\n")
+
+
+async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions) -> AgentInfo:
+    import re
+
+    patch = _model_patch(options)
+    try:
+        agent: AgentInfo = await peer.request("agent.get", {"agentId": options.agent}, AgentInfo)
+    except JsonRpcError as exc:
+        if exc.code != NOT_FOUND:
+            raise
+        params: dict[str, Any] = {"name": options.agent}
+        if re.match(AGENT_ID_PATTERN, options.agent):
+            params["agentId"] = options.agent
+        if patch:
+            params["settings"] = patch
+        return await peer.request("agent.create", params, AgentInfo)
+    if patch:
+        agent = await peer.request("agent.update", {"agentId": agent.agent_id, "settings": patch}, AgentInfo)
+    return agent
+
+
+async def _chat(options: ChatOptions) -> int:
+    data_dir = resolve_data_dir(options.data_dir)
+    (data_dir / "logs").mkdir(parents=True, exist_ok=True)
+    with open(data_dir / "logs" / "host.log", "ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            *host_command(str(data_dir)),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None if options.verbose else log,
+            limit=READ_LIMIT,
+        )
+    router = Router()
+    printer = _Printer(options.agent)
+    printer.register(router)
+    peer = JsonRpcPeer(process_transport(process), router, name="host")
+    interactive = sys.stdin.isatty()
+    async with asyncio.TaskGroup() as tasks:
+        serving = tasks.create_task(peer.serve())
+        try:
+            await peer.request(
+                "initialize",
+                {"client": {"name": "hearth-chat", "version": "1"}, "protocolVersion": PROTOCOL_VERSION},
+                InitializeResult,
+            )
+            agent = await _ensure_agent(peer, options)
+            printer.agent_id = agent.agent_id
+            if interactive:
+                print(f"Chatting with {agent.name} ({agent.settings.model.provider}). Ctrl-D to quit.")
+            while True:
+                if interactive:
+                    sys.stdout.write("you> ")
+                    sys.stdout.flush()
+                line = await asyncio.to_thread(sys.stdin.readline)
+                if not line:
+                    break
+                if not line.strip():
+                    continue
+                printer.ended.clear()
+                await peer.request("agent.send", {"agentId": agent.agent_id, "text": line.rstrip("\n")}, AgentSendResult)
+                await printer.ended.wait()
+        except JsonRpcError as exc:
+            print(f"hearth: {exc.message}", file=sys.stderr)
+            return_code = 1
+        else:
+            return_code = 0
+        finally:
+            if not peer.closed:
+                try:
+                    await peer.request("shutdown", {}, timeout=15)
+                except JsonRpcError:
+                    pass
+            await process.wait() if process.returncode is None else None
+            serving.cancel()
+    return return_code
+
+
+def run_chat(options: ChatOptions) -> int:
+    """Run the chat until stdin ends. Returns the exit code."""
+    try:
+        return asyncio.run(_chat(options))
+    except KeyboardInterrupt:
+        return 130

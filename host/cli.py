@@ -1,0 +1,79 @@
+"""The `hearth` command: thin argument parsing that hands a config to one function per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from host.config import HostConfig, resolve_data_dir
+from host.errors import HostLockedError
+
+__all__ = ["main", "build_parser"]
+
+
+def _add_data_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", help="where Hearth keeps its state (default: $HEARTH_HOME or the user data dir)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hearth", description="Hearth: a local host for persistent AI agents.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    host = commands.add_parser("host", help="Run the host, speaking JSON-RPC on stdio (what a desktop shell launches).")
+    _add_data_dir(host)
+
+    chat = commands.add_parser("chat", help="Chat with an agent in the terminal (creates it if missing).")
+    _add_data_dir(chat)
+    chat.add_argument("agent", help="the agent's id (or a new name)")
+    chat.add_argument("--provider", choices=["local", "openai", "anthropic", "scripted"], help="model provider")
+    chat.add_argument("--model", help="model name, e.g. gpt-4o-mini or claude-sonnet-4-5")
+    chat.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
+    chat.add_argument("--key-secret", help="the name of the stored secret holding the API key")
+
+    schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
+    schema.add_argument("--out", help="write to this file instead of stdout")
+    schema.set_defaults(verbose=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "host":
+        from host.main import run_host
+
+        try:
+            return run_host(HostConfig(data_dir=resolve_data_dir(args.data_dir)))
+        except HostLockedError as exc:
+            print(f"hearth: {exc.message}", file=sys.stderr)
+            return 2
+    if args.command == "chat":
+        from host.chat import ChatOptions, run_chat
+
+        options = ChatOptions(
+            agent=args.agent,
+            data_dir=args.data_dir,
+            provider=args.provider,
+            model=args.model,
+            base_url=args.base_url,
+            key_secret=args.key_secret,
+            verbose=args.verbose,
+        )
+        return run_chat(options)
+    if args.command == "schema":
+        from protocol.schema import schema_json
+
+        text = schema_json()
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+    return 2

@@ -1,0 +1,77 @@
+"""The model's view of a conversation, rebuilt from the transcript for every turn.
+
+Pure: events in, chat messages out. The latest `compact` summary stands in for everything before it.
+A turn's recall block (from its `context` event) is attached to the message that started that turn, so
+replaying the same transcript gives byte-identical messages. A tool call with no recorded result (the
+kernel died mid-call) gets a stated "did not complete" result, as providers require one per call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.models.kernel import ChatMessage
+from protocol.models.transcript import ToolCallInfo
+
+__all__ = ["build_messages", "wake_content"]
+
+
+def wake_content(from_agent: str, text: str) -> str:
+    return f"[message from agent {from_agent}]\n{text}"
+
+
+def _attach_recall(messages: list[ChatMessage], recall: str) -> None:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            content = f"{messages[index].content}\n\n<memory-recall>\n{recall}\n</memory-recall>"
+            messages[index] = messages[index].model_copy(update={"content": content})
+            return
+
+
+def _close_open_calls(messages: list[ChatMessage], open_calls: dict[str, str]) -> None:
+    for call_id, name in open_calls.items():
+        messages.append(
+            ChatMessage(role="tool", tool_call_id=call_id, name=name, content="error: the tool call did not complete")
+        )
+    open_calls.clear()
+
+
+def build_messages(system: list[ChatMessage], events: list[dict[str, Any]]) -> list[ChatMessage]:
+    """Chat messages for the model: the system prefix, then the conversation since the last compaction.
+
+    Args:
+        system: the system messages (the frozen prefix first, with its cache breakpoint set).
+        events: transcript events, oldest first (as stored: camelCase dicts).
+    """
+    messages = list(system)
+    open_calls: dict[str, str] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind != "tool" and open_calls:
+            _close_open_calls(messages, open_calls)
+        if kind == "compact":
+            messages.append(ChatMessage(role="user", content=f"<summary of the earlier conversation>\n{event['summary']}"))
+            messages.append(ChatMessage(role="assistant", content="Understood; I will continue from that summary."))
+        elif kind == "user":
+            messages.append(ChatMessage(role="user", content=event["text"]))
+        elif kind == "wake":
+            messages.append(
+                ChatMessage(role="user", name=event["fromAgent"], content=wake_content(event["fromAgent"], event["text"]))
+            )
+        elif kind == "context" and event.get("recall"):
+            _attach_recall(messages, event["recall"])
+        elif kind == "assistant":
+            calls = [ToolCallInfo.model_validate(call) for call in event.get("toolCalls", [])]
+            text = event.get("text", "")
+            if event.get("partial"):
+                text += "\n[interrupted]"
+            if text or calls:
+                messages.append(ChatMessage(role="assistant", content=text, tool_calls=calls))
+            open_calls.update({call.id: call.name for call in calls})
+        elif kind == "tool":
+            open_calls.pop(event["toolCallId"], None)
+            messages.append(
+                ChatMessage(role="tool", tool_call_id=event["toolCallId"], name=event["name"], content=event["content"])
+            )
+    _close_open_calls(messages, open_calls)
+    return messages

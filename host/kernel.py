@@ -1,0 +1,176 @@
+"""Kernel supervision: the host starts `python -m kernel`, talks to it over its stdio, and restarts it.
+
+When the kernel dies unexpectedly the supervisor reports it (`on_down`, which ends the runs in flight),
+waits a short, growing backoff, starts a new kernel and reports it (`on_up`). Stopping asks the kernel
+to shut down, closes its stdin, waits, then terminates, then kills.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from host.errors import KernelUnavailableError
+from protocol.dispatch import Router
+from protocol.errors import ConnectionClosedError, JsonRpcError, RequestTimeoutError
+from protocol.framing import READ_LIMIT
+from protocol.models.host import PROTOCOL_VERSION, KernelState
+from protocol.models.kernel import KernelInitializeParams, KernelInitializeResult
+from protocol.peer import JsonRpcPeer
+from protocol.transport import process_transport
+
+__all__ = ["KernelSupervisor", "default_kernel_command"]
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+_BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+def default_kernel_command() -> list[str]:
+    return [sys.executable, "-m", "kernel"]
+
+
+class KernelSupervisor:
+    """Owns the kernel process and the JSON-RPC peer to it.
+
+    Args:
+        command: argv that starts a kernel speaking JSON-RPC on its stdio.
+        router: handles what the kernel sends the host (turn events, tool calls, approval requests).
+        on_down: awaited with a reason when a running kernel exits unexpectedly.
+        on_up: awaited after each (re)start and successful initialize.
+        env: the kernel's environment.
+    """
+
+    def __init__(
+        self,
+        command: list[str],
+        router: Router,
+        *,
+        on_down: Callable[[str], Awaitable[None]],
+        on_up: Callable[[], Awaitable[None]],
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self._command = command
+        self._router = router
+        self._on_down = on_down
+        self._on_up = on_up
+        self._env = env
+        self._peer: JsonRpcPeer | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._up = asyncio.Event()
+        self._stopping = False
+        self.state: KernelState = "starting"
+        self.restarts = 0
+        self.info: KernelInitializeResult | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None and self.state == "up" else None
+
+    async def run(self) -> None:
+        """Keep a kernel running until `stop()`; returns once stopped."""
+        failures = 0
+        while not self._stopping:
+            reason = await self._run_once()
+            if self._stopping:
+                break
+            self.state = "down"
+            self._up.clear()
+            logger.error("kernel stopped unexpectedly: %s", reason)
+            await self._on_down(reason)
+            await asyncio.sleep(_BACKOFF[min(failures, len(_BACKOFF) - 1)])
+            failures += 1
+            self.restarts += 1
+        self.state = "stopped"
+
+    async def _run_once(self) -> str:
+        self.state = "starting"
+        self._process = await asyncio.create_subprocess_exec(
+            *self._command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,
+            env=self._env,
+            limit=READ_LIMIT,
+        )
+        peer = JsonRpcPeer(process_transport(self._process), self._router, name="kernel")
+        async with asyncio.TaskGroup() as tasks:
+            serving = tasks.create_task(peer.serve())
+            try:
+                self.info = await peer.request(
+                    "initialize", KernelInitializeParams(protocol_version=PROTOCOL_VERSION), KernelInitializeResult,
+                    timeout=30,
+                )
+            except (ConnectionClosedError, RequestTimeoutError) as exc:
+                logger.error("kernel did not initialize: %s", exc.message)
+            else:
+                self._peer = peer
+                self.state = "up"
+                self._up.set()
+                await self._on_up()
+            await serving
+        self._peer = None
+        self._up.clear()
+        code = await self._process.wait()
+        return f"the kernel process exited with code {code}"
+
+    async def wait_up(self, timeout: float) -> bool:
+        try:
+            async with asyncio.timeout(timeout):
+                await self._up.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def request(self, method: str, params: BaseModel, result_type: type[R], *, timeout: float = 60.0) -> R:
+        """Call the kernel.
+
+        Raises:
+            KernelUnavailableError: the kernel is down or went away before answering.
+        """
+        peer = self._peer
+        if peer is None or self.state != "up":
+            raise KernelUnavailableError("the kernel is not running (it is restarting; try again shortly)")
+        try:
+            result: R = await peer.request(method, params, result_type, timeout=timeout)
+        except ConnectionClosedError as exc:
+            raise KernelUnavailableError("the kernel stopped before it answered") from exc
+        return result
+
+    async def notify(self, method: str, params: BaseModel | dict[str, Any]) -> None:
+        if self._peer is not None:
+            await self._peer.notify(method, params)
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Shut the kernel down: ask, close stdin, wait, terminate, kill."""
+        self._stopping = True
+        self._up.clear()
+        process, peer = self._process, self._peer
+        if process is None or process.returncode is not None:
+            return
+        if peer is not None:
+            try:
+                await peer.request("shutdown", {}, timeout=timeout)
+            except JsonRpcError:
+                logger.warning("kernel did not acknowledge shutdown; closing its stdin")
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+        for signal_process in (None, process.terminate, process.kill):
+            if signal_process is not None:
+                try:
+                    signal_process()
+                except ProcessLookupError:
+                    break
+            try:
+                async with asyncio.timeout(timeout):
+                    await process.wait()
+                break
+            except TimeoutError:
+                continue

@@ -1,0 +1,257 @@
+"""The host's shell-facing server: session methods, agents, runs, and the kernel's lifecycle.
+
+One `HostServer` serves one shell over one transport. `initialize` comes first; every other method
+but `ping` and `shutdown` is refused with NOT_INITIALIZED until it has. The server owns the kernel
+supervisor and the run manager and stops both, cleanly, on `shutdown` or when the shell goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from host.agents import Agent, AgentStore, apply_settings_patch
+from host.atomic import read_json, write_json_atomic
+from host.config import HostConfig
+from host.errors import NotInitializedError
+from host.kernel import KernelSupervisor
+from host.runs import RunManager
+from host.turns import TurnPlanner
+from protocol.dispatch import Router
+from protocol.errors import KERNEL_UNAVAILABLE, JsonRpcError
+from protocol.models.agents import (
+    AgentCancelResult,
+    AgentCreateParams,
+    AgentDeleteResult,
+    AgentInfo,
+    AgentListResult,
+    AgentRef,
+    AgentSendParams,
+    AgentSendResult,
+    AgentSettings,
+    AgentTranscriptParams,
+    AgentTranscriptResult,
+    AgentUpdateParams,
+)
+from protocol.models.base import Empty, EmptyParams
+from protocol.models.host import (
+    PROTOCOL_VERSION,
+    AgentUpdatedEvent,
+    HostSettings,
+    HostStatusResult,
+    InitializeParams,
+    InitializeResult,
+    KernelDownEvent,
+    KernelStatus,
+    KernelUpEvent,
+    ServerInfo,
+    SettingsSetParams,
+)
+from protocol.models.kernel import SessionCloseParams
+from protocol.peer import JsonRpcPeer
+from protocol.transport import Transport
+
+__all__ = ["HostServer", "hearth_version"]
+
+logger = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+
+
+def hearth_version() -> str:
+    try:
+        return version("hearth")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+class HostServer:
+    """Serves one shell. Build it, then `await serve(transport)`."""
+
+    def __init__(self, config: HostConfig) -> None:
+        self.config = config
+        self.store = AgentStore(config.data_dir)
+        self.settings = HostSettings.model_validate(read_json(config.data_dir / "settings.json", {}))
+        self.shell_router = Router()
+        self.kernel_router = Router()
+        self.kernel = KernelSupervisor(
+            config.kernel_command, self.kernel_router, on_down=self._kernel_down, on_up=self._kernel_up
+        )
+        self.planner = TurnPlanner(self.store)
+        self.runs = RunManager(
+            self.store,
+            self.kernel,
+            self.notify,
+            self.planner.prepare,
+            max_concurrent=self.settings.max_concurrent_runs,
+            on_status=self._agent_changed,
+        )
+        self.runs.register(self.kernel_router)
+        self._peer: JsonRpcPeer | None = None
+        self._initialized = False
+        self._stop = asyncio.Event()
+        self._register()
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def add(
+        self, name: str, params: type[P], handler: Callable[[P], Awaitable[BaseModel | None]], *, needs_init: bool = True
+    ) -> None:
+        """Register a shell-facing method; most need `initialize` first."""
+
+        async def guarded(p: P) -> BaseModel | None:
+            if needs_init and not self._initialized:
+                raise NotInitializedError(f"call initialize before {name}")
+            return await handler(p)
+
+        self.shell_router.add(name, params, guarded)
+
+    async def notify(self, method: str, event: BaseModel) -> None:
+        if self._peer is not None:
+            await self._peer.notify(method, event)
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve until `shutdown` or the shell closes its end; then stop runs and the kernel."""
+        self._peer = JsonRpcPeer(transport, self.shell_router, name="shell")
+        async with asyncio.TaskGroup() as tasks:
+            kernel_task = tasks.create_task(self.kernel.run())
+            runs_task = tasks.create_task(self.runs.serve())
+            shell_task = tasks.create_task(self._peer.serve())
+            stop_task = tasks.create_task(self._stop.wait())
+            await asyncio.wait({shell_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            await self.runs.cancel_all()
+            await self.kernel.stop()
+            await kernel_task
+            runs_task.cancel()
+            stop_task.cancel()
+            if not shell_task.done():
+                await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
+                shell_task.cancel()
+        await transport.close()
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def _info(self, agent: Agent) -> AgentInfo:
+        return AgentInfo(
+            agent_id=agent.agent_id,
+            name=agent.name,
+            created_at=agent.created_at,
+            status=self.runs.status(agent.agent_id),
+            settings=agent.settings,
+        )
+
+    async def _agent_changed(self, agent_id: str) -> None:
+        agent = self.store.get(agent_id) if self.store.exists(agent_id) else None
+        info = self._info(agent) if agent is not None else None
+        await self.notify("agent.updated", AgentUpdatedEvent(agent_id=agent_id, agent=info))
+
+    async def _kernel_down(self, reason: str) -> None:
+        await self.runs.end_all_running(
+            "error", f"the kernel stopped unexpectedly ({reason}); send your message again", code=KERNEL_UNAVAILABLE
+        )
+        await self.notify("kernel.down", KernelDownEvent(reason=reason, restarting=True))
+
+    async def _kernel_up(self) -> None:
+        await self.notify("kernel.up", KernelUpEvent(pid=self.kernel.pid or 0, restarts=self.kernel.restarts))
+
+    # -- methods ----------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        self.add("initialize", InitializeParams, self.initialize, needs_init=False)
+        self.add("ping", EmptyParams, self.ping, needs_init=False)
+        self.add("shutdown", EmptyParams, self.shutdown, needs_init=False)
+        self.add("host.status", EmptyParams, self.host_status)
+        self.add("settings.get", EmptyParams, self.settings_get)
+        self.add("settings.set", SettingsSetParams, self.settings_set)
+        self.add("agent.create", AgentCreateParams, self.agent_create)
+        self.add("agent.list", EmptyParams, self.agent_list)
+        self.add("agent.get", AgentRef, self.agent_get)
+        self.add("agent.update", AgentUpdateParams, self.agent_update)
+        self.add("agent.delete", AgentRef, self.agent_delete)
+        self.add("agent.send", AgentSendParams, self.agent_send)
+        self.add("agent.cancel", AgentRef, self.agent_cancel)
+        self.add("agent.transcript", AgentTranscriptParams, self.agent_transcript)
+
+    async def initialize(self, params: InitializeParams) -> InitializeResult:
+        self._initialized = True
+        logger.info("shell %s %s connected", params.client.name, params.client.version)
+        return InitializeResult(
+            server=ServerInfo(name="hearth", version=hearth_version()),
+            protocol_version=PROTOCOL_VERSION,
+            capabilities={"agents": True, "streaming": True, "kernelRestart": True},
+        )
+
+    async def ping(self, _: EmptyParams) -> Empty:
+        return Empty()
+
+    async def shutdown(self, _: EmptyParams) -> Empty:
+        self._stop.set()
+        return Empty()
+
+    async def host_status(self, _: EmptyParams) -> HostStatusResult:
+        return HostStatusResult(
+            version=hearth_version(),
+            pid=os.getpid(),
+            data_dir=str(self.config.data_dir),
+            kernel=KernelStatus(state=self.kernel.state, pid=self.kernel.pid, restarts=self.kernel.restarts),
+            agents=len(self.store.list()),
+            runs=self.runs.runs(),
+            max_concurrent_runs=self.runs.max_concurrent,
+        )
+
+    async def settings_get(self, _: EmptyParams) -> HostSettings:
+        return self.settings
+
+    async def settings_set(self, params: SettingsSetParams) -> HostSettings:
+        merged = {**self.settings.model_dump(), **params.model_dump(exclude_none=True)}
+        self.settings = HostSettings.model_validate(merged)
+        write_json_atomic(self.config.data_dir / "settings.json", self.settings.model_dump(mode="json"))
+        self.runs.max_concurrent = self.settings.max_concurrent_runs
+        return self.settings
+
+    async def agent_create(self, params: AgentCreateParams) -> AgentInfo:
+        settings = apply_settings_patch(AgentSettings(), params.settings)
+        agent = self.store.create(params.name, params.agent_id, settings)
+        await self._agent_changed(agent.agent_id)
+        return self._info(agent)
+
+    async def agent_list(self, _: EmptyParams) -> AgentListResult:
+        return AgentListResult(agents=[self._info(agent) for agent in self.store.list()])
+
+    async def agent_get(self, params: AgentRef) -> AgentInfo:
+        return self._info(self.store.get(params.agent_id))
+
+    async def agent_update(self, params: AgentUpdateParams) -> AgentInfo:
+        agent = self.store.update(params.agent_id, params.name, params.settings)
+        await self._agent_changed(agent.agent_id)
+        return self._info(agent)
+
+    async def agent_delete(self, params: AgentRef) -> AgentDeleteResult:
+        self.store.get(params.agent_id)
+        await self.runs.cancel(params.agent_id)
+        try:
+            await self.kernel.request("session.close", SessionCloseParams(session=params.agent_id), Empty, timeout=10)
+        except JsonRpcError as exc:
+            logger.warning("could not close %s's kernel session: %s", params.agent_id, exc.message)
+        self.store.delete(params.agent_id)
+        await self._agent_changed(params.agent_id)
+        return AgentDeleteResult(deleted=True)
+
+    async def agent_send(self, params: AgentSendParams) -> AgentSendResult:
+        run_id, seq = await self.runs.send(params.agent_id, params.text)
+        return AgentSendResult(run_id=run_id, seq=seq)
+
+    async def agent_cancel(self, params: AgentRef) -> AgentCancelResult:
+        self.store.get(params.agent_id)
+        return AgentCancelResult(cancelled=await self.runs.cancel(params.agent_id))
+
+    async def agent_transcript(self, params: AgentTranscriptParams) -> AgentTranscriptResult:
+        self.store.get(params.agent_id)
+        events, has_more = self.store.transcript(params.agent_id).page(params.before_seq, params.limit)
+        return AgentTranscriptResult.model_validate({"events": events, "hasMore": has_more})

@@ -1,0 +1,150 @@
+"""An agent's transcript: `transcript.jsonl`, append-only, one event per line, `seq` dense from 1.
+
+Appends are written whole and fsynced before they are acknowledged. A crash can leave only the last
+line torn; opening the file moves that torn tail aside (`transcript.jsonl.torn`) and keeps every
+complete event. Pages are read backwards from the end, so opening and paging cost does not grow with
+the transcript's length.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Transcript", "utc_now"]
+
+logger = logging.getLogger(__name__)
+
+_BLOCK = 64 * 1024
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("seq"), int) else None
+
+
+class Transcript:
+    """One agent's append-only event log.
+
+    Args:
+        path: the `transcript.jsonl` file; created when missing.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.path.touch(exist_ok=True)
+        self._repair_torn_tail()
+        self._last_seq = next((event["seq"] for event in self.read_backwards()), 0)
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    def _repair_torn_tail(self) -> None:
+        size = self.path.stat().st_size
+        if size == 0:
+            return
+        with self.path.open("rb+") as f:
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            # Find the end of the last complete line and cut there.
+            cut = self._last_newline_end(f, size)
+            f.seek(cut)
+            torn = f.read()
+            with self.path.with_name(self.path.name + ".torn").open("ab") as aside:
+                aside.write(torn + b"\n")
+            f.truncate(cut)
+            f.flush()
+            os.fsync(f.fileno())
+        logger.warning("%s: moved a torn last line (%d bytes) aside after a crash", self.path, len(torn))
+
+    @staticmethod
+    def _last_newline_end(f: Any, size: int) -> int:
+        end = size
+        while end > 0:
+            start = max(0, end - _BLOCK)
+            f.seek(start)
+            block = f.read(end - start)
+            index = block.rfind(b"\n")
+            if index >= 0:
+                return start + index + 1
+            end = start
+        return 0
+
+    def append(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Give `event` the next `seq` and a `ts`, write it, and fsync before returning it."""
+        stored = {**event, "seq": self._last_seq + 1, "ts": event.get("ts") or utc_now()}
+        line = json.dumps(stored, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._last_seq = stored["seq"]
+        return stored
+
+    def read_backwards(self) -> Iterator[dict[str, Any]]:
+        """Events newest first; a line that is not a valid event is logged and skipped."""
+        with self.path.open("rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            remainder = b""
+            while end > 0:
+                start = max(0, end - _BLOCK)
+                f.seek(start)
+                chunk = f.read(end - start) + remainder
+                lines = chunk.split(b"\n")
+                remainder = lines[0] if start > 0 else b""
+                complete = lines[1:] if start > 0 else lines
+                for line in reversed(complete):
+                    if line.strip():
+                        yield from self._checked(line)
+                end = start
+
+    def _checked(self, line: bytes) -> Iterator[dict[str, Any]]:
+        event = _parse(line)
+        if event is None:
+            logger.warning("%s: skipped an unreadable line (%d bytes)", self.path, len(line))
+        else:
+            yield event
+
+    def read_all(self) -> list[dict[str, Any]]:
+        """Every event, oldest first."""
+        return list(reversed(list(self.read_backwards())))
+
+    def page(self, before_seq: int | None = None, limit: int = 100) -> tuple[list[dict[str, Any]], bool]:
+        """Up to `limit` events with `seq < before_seq` (newest page when None), oldest first.
+
+        Returns:
+            The events and whether older ones exist.
+        """
+        events: list[dict[str, Any]] = []
+        for event in self.read_backwards():
+            if before_seq is not None and event["seq"] >= before_seq:
+                continue
+            if len(events) == limit:
+                return list(reversed(events)), True
+            events.append(event)
+        return list(reversed(events)), False
+
+    def since_last_compact(self) -> list[dict[str, Any]]:
+        """The latest `compact` event (if any) and everything after it, oldest first."""
+        events: list[dict[str, Any]] = []
+        for event in self.read_backwards():
+            events.append(event)
+            if event.get("type") == "compact":
+                break
+        return list(reversed(events))

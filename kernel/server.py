@@ -1,0 +1,256 @@
+"""The kernel's JSON-RPC server: turns in, streamed events out. It owns no state between turns.
+
+Each `turn.start` is acknowledged at once and runs as a task; its text, messages and tool progress
+stream back as notifications and it always finishes with exactly one `turn.ended`. `turn.cancel` stops
+a turn where it is. When the host goes away the kernel cancels its turns and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from kernel.errors import KernelError, UnknownRunError
+from kernel.loop import ToolOutcome, TurnOutcome, run_turn
+from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage
+from kernel.providers.registry import open_provider
+from kernel.toolbox import Toolbox
+from protocol.dispatch import Router
+from protocol.errors import RUN_FAILED, JsonRpcError
+from protocol.models.base import Empty, EmptyParams
+from protocol.models.host import PROTOCOL_VERSION
+from protocol.models.kernel import (
+    ChatMessage,
+    KernelInitializeParams,
+    KernelInitializeResult,
+    ModelSpec,
+    RunRef,
+    SessionCloseParams,
+    ShellAvailability,
+    SummarizeParams,
+    SummarizeResult,
+    ToolCallParams,
+    ToolCallResult,
+    TurnCancelResult,
+    TurnDeltaEvent,
+    TurnEndedEvent,
+    TurnMessageEvent,
+    TurnStartParams,
+    TurnStartResult,
+    TurnToolEvent,
+)
+from protocol.models.transcript import ToolCallInfo, UsageInfo
+from protocol.peer import JsonRpcPeer
+from protocol.transport import Transport
+
+__all__ = ["KernelServer", "to_message", "to_config", "to_usage_info"]
+
+logger = logging.getLogger(__name__)
+
+HOST_TOOL_TIMEOUT = 120.0
+
+
+def to_message(message: ChatMessage) -> Message:
+    calls = tuple(ToolCall(call.id, call.name, call.arguments) for call in message.tool_calls)
+    return Message(
+        message.role, message.content, calls, message.tool_call_id, message.name, message.cache_breakpoint
+    )
+
+
+def to_config(spec: ModelSpec) -> ModelConfig:
+    return ModelConfig(
+        provider=spec.provider,
+        name=spec.name,
+        base_url=spec.base_url,
+        api_key=spec.api_key,
+        context_window=spec.context_window,
+        max_output_tokens=spec.max_output_tokens,
+        temperature=spec.temperature,
+        options={"rules": [rule.model_dump(mode="json") for rule in spec.rules]},
+    )
+
+
+def to_usage_info(usage: Usage) -> UsageInfo:
+    return UsageInfo(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
+
+
+class _Notifier:
+    """`TurnEvents` for one run: each event becomes a notification to the host."""
+
+    def __init__(self, peer: JsonRpcPeer, run_id: str) -> None:
+        self._peer = peer
+        self._run_id = run_id
+
+    async def delta(self, text: str) -> None:
+        await self._peer.notify("turn.delta", TurnDeltaEvent(run_id=self._run_id, text=text))
+
+    async def message(self, text: str, calls: tuple[ToolCall, ...], usage: Usage | None, partial: bool) -> None:
+        event = TurnMessageEvent(
+            run_id=self._run_id,
+            text=text,
+            tool_calls=[ToolCallInfo(id=c.id, name=c.name, arguments=c.arguments) for c in calls],
+            partial=partial,
+            usage=to_usage_info(usage) if usage is not None else None,
+        )
+        await self._peer.notify("turn.message", event)
+
+    async def tool_started(self, call: ToolCall) -> None:
+        await self._peer.notify(
+            "turn.tool",
+            TurnToolEvent(
+                run_id=self._run_id, tool_call_id=call.id, name=call.name, status="started", arguments=call.arguments
+            ),
+        )
+
+    async def tool_completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        await self._peer.notify(
+            "turn.tool",
+            TurnToolEvent(
+                run_id=self._run_id,
+                tool_call_id=call.id,
+                name=call.name,
+                status="completed",
+                arguments=call.arguments,
+                content=outcome.content,
+                is_error=outcome.is_error,
+            ),
+        )
+
+
+class _TextCollector:
+    """`TurnEvents` that only keeps the text (for `summarize`, which has no tools and no stream)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    async def delta(self, text: str) -> None:
+        self.parts.append(text)
+
+    async def message(self, text: str, calls: tuple[ToolCall, ...], usage: Usage | None, partial: bool) -> None:
+        return None
+
+    async def tool_started(self, call: ToolCall) -> None:
+        return None
+
+    async def tool_completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        return None
+
+
+class KernelServer:
+    def __init__(self) -> None:
+        self.router = Router()
+        self._peer: JsonRpcPeer | None = None
+        self._turns: dict[str, asyncio.Task[None]] = {}
+        self._tasks: asyncio.TaskGroup | None = None
+        self._stop = asyncio.Event()
+        self.router.add("initialize", KernelInitializeParams, self.initialize)
+        self.router.add("turn.start", TurnStartParams, self.turn_start)
+        self.router.add("turn.cancel", RunRef, self.turn_cancel)
+        self.router.add("summarize", SummarizeParams, self.summarize)
+        self.router.add("session.close", SessionCloseParams, self.session_close)
+        self.router.add("shutdown", EmptyParams, self.shutdown)
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve the host until it says `shutdown` or closes the pipe."""
+        self._peer = JsonRpcPeer(transport, self.router, name="host")
+        async with asyncio.TaskGroup() as tasks:
+            self._tasks = tasks
+            serving = tasks.create_task(self._peer.serve())
+            stopping = tasks.create_task(self._stop.wait())
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            for turn in list(self._turns.values()):
+                turn.cancel()
+            stopping.cancel()
+            if not serving.done():
+                await asyncio.sleep(0)  # let the answer to `shutdown` go out
+                serving.cancel()
+
+    async def initialize(self, params: KernelInitializeParams) -> KernelInitializeResult:
+        return KernelInitializeResult(
+            name="hearth-kernel",
+            version=PROTOCOL_VERSION,
+            tools=[],
+            shell=ShellAvailability(available=False, reason="the shell tool is not built into this kernel yet"),
+        )
+
+    async def turn_start(self, params: TurnStartParams) -> TurnStartResult:
+        if params.run_id in self._turns:
+            raise KernelError(f"run {params.run_id} is already in progress")
+        assert self._tasks is not None
+        self._turns[params.run_id] = self._tasks.create_task(self._run(params))
+        return TurnStartResult(accepted=True)
+
+    async def turn_cancel(self, params: RunRef) -> TurnCancelResult:
+        task = self._turns.get(params.run_id)
+        if task is None:
+            raise UnknownRunError(f"no run {params.run_id} in progress")
+        task.cancel()
+        return TurnCancelResult(cancelled=True)
+
+    async def summarize(self, params: SummarizeParams) -> SummarizeResult:
+        config = to_config(params.model)
+        provider = open_provider(config)
+        messages = [to_message(m) for m in params.messages]
+        collector = _TextCollector()
+        no_tools = Toolbox({}, None, (), self._call_host_tool_for(""))
+        outcome = await run_turn(provider, config, messages, no_tools, collector, max_steps=1)
+        if outcome.reason == "error":
+            raise KernelError(outcome.error or "the summary failed", code=outcome.error_code or RUN_FAILED)
+        return SummarizeResult(text="".join(collector.parts), usage=to_usage_info(outcome.usage))
+
+    async def session_close(self, params: SessionCloseParams) -> Empty:
+        return Empty()
+
+    async def shutdown(self, _: EmptyParams) -> Empty:
+        self._stop.set()
+        return Empty()
+
+    def _call_host_tool_for(self, run_id: str) -> Any:
+        async def call(tool_call: ToolCall) -> ToolOutcome:
+            assert self._peer is not None
+            params = ToolCallParams(
+                run_id=run_id, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments
+            )
+            result = await self._peer.request("tool.call", params, ToolCallResult, timeout=HOST_TOOL_TIMEOUT)
+            return ToolOutcome(result.content, result.is_error)
+
+        return call
+
+    async def _run(self, params: TurnStartParams) -> None:
+        assert self._peer is not None
+        notifier = _Notifier(self._peer, params.run_id)
+        try:
+            outcome = await self._turn(params, notifier)
+        except asyncio.CancelledError:
+            outcome = TurnOutcome("cancelled", Usage())
+        except JsonRpcError as exc:
+            outcome = TurnOutcome("error", Usage(), exc.message, exc.code)
+        except Exception as exc:  # the host must always hear how a turn ended
+            logger.exception("turn %s failed", params.run_id)
+            outcome = TurnOutcome("error", Usage(), f"internal error in the kernel: {type(exc).__name__}", RUN_FAILED)
+        finally:
+            self._turns.pop(params.run_id, None)
+        await self._peer.notify(
+            "turn.ended",
+            TurnEndedEvent(
+                run_id=params.run_id,
+                reason=outcome.reason,
+                error=outcome.error,
+                error_code=outcome.error_code,
+                usage=to_usage_info(outcome.usage),
+            ),
+        )
+
+    async def _turn(self, params: TurnStartParams, notifier: _Notifier) -> TurnOutcome:
+        config = to_config(params.model)
+        provider = open_provider(config)
+        host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
+        toolbox = Toolbox({}, None, host_tools, self._call_host_tool_for(params.run_id))
+        messages = [to_message(m) for m in params.messages]
+        return await run_turn(provider, config, messages, toolbox, notifier, max_steps=params.max_steps)

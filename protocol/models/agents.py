@@ -1,0 +1,144 @@
+"""Wire models for agents: their settings, the model they use, and the shell-facing agent methods."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from protocol.models.base import Params, WireModel
+from protocol.models.transcript import TranscriptEvent
+
+__all__ = [
+    "AGENT_ID_PATTERN",
+    "ToolPermission",
+    "AgentStatus",
+    "ScriptToolCall",
+    "ScriptRule",
+    "ModelSettings",
+    "AgentSettings",
+    "AgentSettingsPatch",
+    "AgentInfo",
+    "AgentCreateParams",
+    "AgentRef",
+    "AgentListResult",
+    "AgentUpdateParams",
+    "AgentDeleteResult",
+    "AgentSendParams",
+    "AgentSendResult",
+    "AgentCancelResult",
+    "AgentTranscriptParams",
+    "AgentTranscriptResult",
+]
+
+AGENT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+
+ToolPermission = Literal["ask", "always", "never"]
+AgentStatus = Literal["idle", "queued", "running"]
+
+
+class ScriptToolCall(WireModel):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptRule(WireModel):
+    """A scripted-model rule: when `match` (a regex) finds the latest message, reply.
+
+    `\\1` / `\\g<name>` in `reply` and in string tool arguments are replaced by the match's groups.
+    """
+
+    match: str
+    on: Literal["any", "user", "wake", "tool"] = "any"
+    reply: str = ""
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list)
+    chunk_chars: int = Field(default=8, ge=1)
+    delay_ms: int = Field(default=0, ge=0, le=60_000)
+
+
+class ModelSettings(WireModel):
+    """Which model an agent uses. `apiKeySecret` names a secret; the value never travels to the shell."""
+
+    provider: Literal["local", "openai", "anthropic", "scripted"] = "local"
+    name: str = ""
+    base_url: str | None = None
+    api_key_secret: str | None = None
+    context_window: int | None = Field(default=None, ge=256)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    rules: list[ScriptRule] = Field(default_factory=list)
+
+
+class AgentSettings(WireModel):
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    instructions: str = ""
+    memory: bool = True
+    tool_permission: ToolPermission = "ask"
+    network: bool = False
+
+
+class AgentSettingsPatch(Params):
+    """Only the fields given are changed."""
+
+    model: ModelSettings | None = None
+    instructions: str | None = None
+    memory: bool | None = None
+    tool_permission: ToolPermission | None = None
+    network: bool | None = None
+
+
+class AgentInfo(WireModel):
+    agent_id: str
+    name: str
+    created_at: str
+    status: AgentStatus = "idle"
+    settings: AgentSettings
+
+
+class AgentCreateParams(Params):
+    name: str = Field(min_length=1, max_length=200)
+    agent_id: str | None = Field(default=None, pattern=AGENT_ID_PATTERN)
+    settings: AgentSettingsPatch | None = None
+
+
+class AgentRef(Params):
+    agent_id: str = Field(min_length=1, max_length=200)
+
+
+class AgentListResult(WireModel):
+    agents: list[AgentInfo]
+
+
+class AgentUpdateParams(Params):
+    agent_id: str
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    settings: AgentSettingsPatch | None = None
+
+
+class AgentDeleteResult(WireModel):
+    deleted: bool
+
+
+class AgentSendParams(Params):
+    agent_id: str
+    text: str = Field(min_length=1)
+
+
+class AgentSendResult(WireModel):
+    run_id: str
+    seq: int
+
+
+class AgentCancelResult(WireModel):
+    cancelled: bool
+
+
+class AgentTranscriptParams(Params):
+    agent_id: str
+    before_seq: int | None = Field(default=None, ge=0)
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class AgentTranscriptResult(WireModel):
+    events: list[TranscriptEvent]
+    has_more: bool

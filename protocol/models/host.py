@@ -1,0 +1,162 @@
+"""Wire models for the host's session methods and the events it sends to a shell."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from protocol.models.agents import AgentInfo, AgentStatus
+from protocol.models.base import Params, WireModel
+from protocol.models.transcript import AssistantEvent, EndReason, UsageInfo
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ClientInfo",
+    "ServerInfo",
+    "InitializeParams",
+    "InitializeResult",
+    "KernelState",
+    "KernelStatus",
+    "RunInfo",
+    "HostStatusResult",
+    "HostSettings",
+    "SettingsSetParams",
+    "AgentUpdatedEvent",
+    "AgentDeltaEvent",
+    "AgentMessageEvent",
+    "AgentEndedEvent",
+    "AgentErrorEvent",
+    "KernelDownEvent",
+    "KernelUpEvent",
+    "AgentToolEvent",
+    "DecideToolParams",
+    "DecideToolResult",
+]
+
+PROTOCOL_VERSION = "2026-11-01"
+
+
+class ClientInfo(WireModel):
+    name: str
+    version: str = ""
+
+
+class ServerInfo(WireModel):
+    name: str
+    version: str
+
+
+class InitializeParams(Params):
+    client: ClientInfo
+    protocol_version: str
+
+
+class InitializeResult(WireModel):
+    server: ServerInfo
+    protocol_version: str
+    capabilities: dict[str, bool]
+
+
+KernelState = Literal["starting", "up", "down", "stopped"]
+
+
+class KernelStatus(WireModel):
+    state: KernelState
+    pid: int | None = None
+    restarts: int = 0
+
+
+class RunInfo(WireModel):
+    run_id: str
+    agent_id: str
+    state: AgentStatus
+
+
+class HostStatusResult(WireModel):
+    version: str
+    pid: int
+    data_dir: str
+    kernel: KernelStatus
+    agents: int
+    runs: list[RunInfo]
+    max_concurrent_runs: int
+
+
+class HostSettings(WireModel):
+    max_concurrent_runs: int = Field(default=4, ge=1, le=64)
+    shell_sandbox: Literal["auto", "off"] = "auto"
+
+
+class SettingsSetParams(Params):
+    max_concurrent_runs: int | None = Field(default=None, ge=1, le=64)
+    shell_sandbox: Literal["auto", "off"] | None = None
+
+
+class AgentUpdatedEvent(WireModel):
+    """An agent was created, changed or changed status; `agent` is null when it was deleted."""
+
+    agent_id: str
+    agent: AgentInfo | None
+
+
+class AgentDeltaEvent(WireModel):
+    agent_id: str
+    run_id: str
+    text: str
+
+
+class AgentMessageEvent(WireModel):
+    agent_id: str
+    run_id: str
+    message: AssistantEvent
+
+
+class AgentEndedEvent(WireModel):
+    agent_id: str
+    run_id: str
+    reason: EndReason
+    error: str | None = None
+    usage: UsageInfo | None = None
+
+
+class AgentErrorEvent(WireModel):
+    agent_id: str | None = None
+    run_id: str | None = None
+    code: int
+    message: str
+
+
+class KernelDownEvent(WireModel):
+    reason: str
+    restarting: bool
+
+
+class KernelUpEvent(WireModel):
+    pid: int
+    restarts: int
+
+
+class AgentToolEvent(WireModel):
+    """A tool call's progress: `pending` waits for a person's decision (`agent.decideTool`)."""
+
+    agent_id: str
+    run_id: str
+    tool_call_id: str
+    name: str
+    status: Literal["pending", "started", "completed"]
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    action: str | None = None
+    target: str | None = None
+    content: str | None = None
+    is_error: bool = False
+
+
+class DecideToolParams(Params):
+    agent_id: str
+    tool_call_id: str
+    decision: Literal["allow_once", "allow_always", "deny", "deny_always"]
+
+
+class DecideToolResult(WireModel):
+    accepted: bool

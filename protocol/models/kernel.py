@@ -1,0 +1,189 @@
+"""Wire models between the host and the kernel: turns, summaries, and the kernel's calls back.
+
+The kernel knows a `runId` and an opaque `session` key, never an agent. `ModelSpec.apiKey` is resolved
+by the host from its secrets for one call and is never logged or echoed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from protocol.models.agents import ScriptRule
+from protocol.models.base import Params, WireModel
+from protocol.models.transcript import EndReason, ToolCallInfo, UsageInfo
+
+__all__ = [
+    "ChatMessage",
+    "ModelSpec",
+    "ToolSpec",
+    "ToolSet",
+    "ShellAvailability",
+    "KernelInitializeParams",
+    "KernelInitializeResult",
+    "TurnStartParams",
+    "TurnStartResult",
+    "RunRef",
+    "TurnCancelResult",
+    "SummarizeParams",
+    "SummarizeResult",
+    "SessionCloseParams",
+    "TurnDeltaEvent",
+    "TurnMessageEvent",
+    "TurnToolEvent",
+    "TurnEndedEvent",
+    "ToolCallParams",
+    "ToolCallResult",
+    "Decision",
+    "ApprovalRequestParams",
+    "ApprovalRequestResult",
+]
+
+
+class ChatMessage(WireModel):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCallInfo] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    cache_breakpoint: bool = False
+
+
+class ModelSpec(WireModel):
+    provider: str
+    name: str = ""
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    context_window: int = 8192
+    max_output_tokens: int = 1024
+    temperature: float | None = None
+    rules: list[ScriptRule] = Field(default_factory=list)
+
+
+class ToolSpec(WireModel):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ToolSet(WireModel):
+    """`local` names the kernel's own tools to offer; `host` are tools the host executes (`tool.call`)."""
+
+    local: list[str] = Field(default_factory=list)
+    host: list[ToolSpec] = Field(default_factory=list)
+
+
+class ShellAvailability(WireModel):
+    available: bool
+    reason: str = ""
+
+
+class KernelInitializeParams(Params):
+    protocol_version: str
+
+
+class KernelInitializeResult(WireModel):
+    name: str
+    version: str
+    tools: list[ToolSpec]
+    shell: ShellAvailability
+
+
+class TurnStartParams(Params):
+    run_id: str
+    session: str
+    messages: list[ChatMessage]
+    model: ModelSpec
+    tools: ToolSet = Field(default_factory=ToolSet)
+    policy: dict[str, Any] | None = None
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    max_steps: int = Field(default=24, ge=1, le=200)
+
+
+class TurnStartResult(WireModel):
+    accepted: bool
+
+
+class RunRef(Params):
+    run_id: str
+
+
+class TurnCancelResult(WireModel):
+    cancelled: bool
+
+
+class SummarizeParams(Params):
+    messages: list[ChatMessage]
+    model: ModelSpec
+    max_output_tokens: int | None = Field(default=None, ge=1)
+
+
+class SummarizeResult(WireModel):
+    text: str
+    usage: UsageInfo
+
+
+class SessionCloseParams(Params):
+    session: str
+
+
+class TurnDeltaEvent(WireModel):
+    run_id: str
+    text: str
+
+
+class TurnMessageEvent(WireModel):
+    """One completed assistant message (a turn may hold several, between tool calls)."""
+
+    run_id: str
+    text: str
+    tool_calls: list[ToolCallInfo] = Field(default_factory=list)
+    partial: bool = False
+    usage: UsageInfo | None = None
+
+
+class TurnToolEvent(WireModel):
+    run_id: str
+    tool_call_id: str
+    name: str
+    status: Literal["started", "completed"]
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    content: str | None = None
+    is_error: bool = False
+
+
+class TurnEndedEvent(WireModel):
+    run_id: str
+    reason: EndReason
+    error: str | None = None
+    error_code: int | None = None
+    usage: UsageInfo | None = None
+
+
+class ToolCallParams(Params):
+    run_id: str
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallResult(WireModel):
+    content: str
+    is_error: bool = False
+
+
+Decision = Literal["allow_once", "allow_always", "deny", "deny_always"]
+
+
+class ApprovalRequestParams(Params):
+    run_id: str
+    tool_call_id: str
+    name: str
+    action: str
+    target: str
+    summary: str = ""
+
+
+class ApprovalRequestResult(WireModel):
+    decision: Decision

@@ -1,0 +1,113 @@
+"""Transcript events: the append-only record of one agent's conversation, as stored and as sent.
+
+Every event has `seq` (dense, from 1) and `ts` (UTC, ISO 8601). The union is discriminated on `type`
+and decoded by one `TypeAdapter`, `TRANSCRIPT_EVENT`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from protocol.models.base import WireModel
+
+__all__ = [
+    "EndReason",
+    "UsageInfo",
+    "ToolCallInfo",
+    "UserEvent",
+    "WakeEvent",
+    "ContextEvent",
+    "AssistantEvent",
+    "ToolResultEvent",
+    "RunEndedEvent",
+    "CompactEvent",
+    "TranscriptEvent",
+    "TRANSCRIPT_EVENT",
+]
+
+EndReason = Literal["idle", "error", "cancelled"]
+
+
+class UsageInfo(WireModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class ToolCallInfo(WireModel):
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class _Event(WireModel):
+    seq: int = 0
+    ts: str = ""
+
+
+class UserEvent(_Event):
+    type: Literal["user"] = "user"
+    text: str
+
+
+class WakeEvent(_Event):
+    """A message from another agent, written on the receiver's own transcript."""
+
+    type: Literal["wake"] = "wake"
+    text: str
+    from_agent: str
+    hops: int = 0
+
+
+class ContextEvent(_Event):
+    """What a run saw beyond the cached prefix: the prompt epoch and the per-turn recall block."""
+
+    type: Literal["context"] = "context"
+    run_id: str
+    epoch: int = 0
+    recall: str | None = None
+
+
+class AssistantEvent(_Event):
+    type: Literal["assistant"] = "assistant"
+    run_id: str
+    text: str = ""
+    tool_calls: list[ToolCallInfo] = Field(default_factory=list)
+    partial: bool = False
+    usage: UsageInfo | None = None
+
+
+class ToolResultEvent(_Event):
+    type: Literal["tool"] = "tool"
+    run_id: str
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+class RunEndedEvent(_Event):
+    type: Literal["ended"] = "ended"
+    run_id: str
+    reason: EndReason
+    error: str | None = None
+    usage: UsageInfo | None = None
+
+
+class CompactEvent(_Event):
+    """A summary that stands in for every event up to `throughSeq` when building the model's context."""
+
+    type: Literal["compact"] = "compact"
+    summary: str
+    through_seq: int
+
+
+TranscriptEvent = Annotated[
+    UserEvent | WakeEvent | ContextEvent | AssistantEvent | ToolResultEvent | RunEndedEvent | CompactEvent,
+    Field(discriminator="type"),
+]
+
+TRANSCRIPT_EVENT: TypeAdapter[TranscriptEvent] = TypeAdapter(TranscriptEvent)

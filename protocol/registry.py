@@ -1,0 +1,77 @@
+"""Every method and event of the wire, by name: the source for `hearth schema` and the golden tests.
+
+Each method maps to (params model, result model); each event to its model. A new message is added here
+once, and the schema export and the golden-file completeness test follow.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from protocol.models import agents, host, kernel
+from protocol.models.base import Empty, EmptyParams
+
+__all__ = ["HOST_METHODS", "HOST_EVENTS", "KERNEL_METHODS", "KERNEL_EVENTS", "KERNEL_CALLS", "all_messages"]
+
+Method = tuple[type[BaseModel], type[BaseModel]]
+
+HOST_METHODS: dict[str, Method] = {
+    "initialize": (host.InitializeParams, host.InitializeResult),
+    "ping": (EmptyParams, Empty),
+    "shutdown": (EmptyParams, Empty),
+    "host.status": (EmptyParams, host.HostStatusResult),
+    "settings.get": (EmptyParams, host.HostSettings),
+    "settings.set": (host.SettingsSetParams, host.HostSettings),
+    "agent.create": (agents.AgentCreateParams, agents.AgentInfo),
+    "agent.list": (EmptyParams, agents.AgentListResult),
+    "agent.get": (agents.AgentRef, agents.AgentInfo),
+    "agent.update": (agents.AgentUpdateParams, agents.AgentInfo),
+    "agent.delete": (agents.AgentRef, agents.AgentDeleteResult),
+    "agent.send": (agents.AgentSendParams, agents.AgentSendResult),
+    "agent.cancel": (agents.AgentRef, agents.AgentCancelResult),
+    "agent.transcript": (agents.AgentTranscriptParams, agents.AgentTranscriptResult),
+}
+
+HOST_EVENTS: dict[str, type[BaseModel]] = {
+    "agent.updated": host.AgentUpdatedEvent,
+    "agent.delta": host.AgentDeltaEvent,
+    "agent.message": host.AgentMessageEvent,
+    "agent.ended": host.AgentEndedEvent,
+    "agent.error": host.AgentErrorEvent,
+    "kernel.down": host.KernelDownEvent,
+    "kernel.up": host.KernelUpEvent,
+}
+
+KERNEL_METHODS: dict[str, Method] = {
+    "initialize": (kernel.KernelInitializeParams, kernel.KernelInitializeResult),
+    "turn.start": (kernel.TurnStartParams, kernel.TurnStartResult),
+    "turn.cancel": (kernel.RunRef, kernel.TurnCancelResult),
+    "summarize": (kernel.SummarizeParams, kernel.SummarizeResult),
+    "session.close": (kernel.SessionCloseParams, Empty),
+    "shutdown": (EmptyParams, Empty),
+}
+
+KERNEL_EVENTS: dict[str, type[BaseModel]] = {
+    "turn.delta": kernel.TurnDeltaEvent,
+    "turn.message": kernel.TurnMessageEvent,
+    "turn.tool": kernel.TurnToolEvent,
+    "turn.ended": kernel.TurnEndedEvent,
+}
+
+KERNEL_CALLS: dict[str, Method] = {
+    "tool.call": (kernel.ToolCallParams, kernel.ToolCallResult),
+    "approval.request": (kernel.ApprovalRequestParams, kernel.ApprovalRequestResult),
+}
+
+
+def all_messages() -> dict[str, type[BaseModel]]:
+    """Every message by its golden-file stem: `<side>/<name>.params|result|event`."""
+    messages: dict[str, type[BaseModel]] = {}
+    for side, methods in (("host", HOST_METHODS), ("kernel", KERNEL_METHODS), ("kernel-calls", KERNEL_CALLS)):
+        for name, (params, result) in methods.items():
+            messages[f"{side}/{name}.params"] = params
+            messages[f"{side}/{name}.result"] = result
+    for side, events in (("host", HOST_EVENTS), ("kernel", KERNEL_EVENTS)):
+        for name, event in events.items():
+            messages[f"{side}/{name}.event"] = event
+    return messages

@@ -1,0 +1,89 @@
+"""Byte transports for a JSON-RPC peer: this process's stdio, a child process's pipes, or memory.
+
+A transport is a pair of `asyncio.StreamReader` (incoming frames) and a `write(bytes)` coroutine.
+`stdio_transport` diverts fd 1 to stderr while serving, so only frames ever reach the real stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from protocol.framing import READ_LIMIT
+
+__all__ = ["Transport", "stdio_transport", "memory_transport_pair", "process_transport"]
+
+
+@dataclass(slots=True)
+class Transport:
+    reader: asyncio.StreamReader
+    write: Callable[[bytes], Awaitable[None]]
+    close: Callable[[], Awaitable[None]]
+
+
+class _QueueWriter:
+    """Feeds bytes to the other side's StreamReader: the in-memory pipe used by tests."""
+
+    def __init__(self, target: asyncio.StreamReader) -> None:
+        self._target = target
+
+    async def write(self, data: bytes) -> None:
+        self._target.feed_data(data)
+
+    async def close(self) -> None:
+        self._target.feed_eof()
+
+
+def memory_transport_pair() -> tuple[Transport, Transport]:
+    """Two transports wired to each other in memory."""
+    a_in = asyncio.StreamReader(limit=READ_LIMIT)
+    b_in = asyncio.StreamReader(limit=READ_LIMIT)
+    to_b, to_a = _QueueWriter(b_in), _QueueWriter(a_in)
+    return Transport(a_in, to_b.write, to_b.close), Transport(b_in, to_a.write, to_a.close)
+
+
+def _stream_writer_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Transport:
+    lock = asyncio.Lock()
+
+    async def write(data: bytes) -> None:
+        async with lock:
+            writer.write(data)
+            await writer.drain()
+
+    async def close() -> None:
+        if not writer.is_closing():
+            writer.close()
+
+    return Transport(reader, write, close)
+
+
+@asynccontextmanager
+async def stdio_transport() -> AsyncIterator[Transport]:
+    """Serve frames on this process's stdin/stdout; stray writes to fd 1 land on stderr instead."""
+    loop = asyncio.get_running_loop()
+    frames_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", buffering=0)
+    )
+    out = os.fdopen(frames_fd, "wb", buffering=0)
+    write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
+    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    transport = _stream_writer_transport(reader, writer)
+    try:
+        yield transport
+    finally:
+        read_transport.close()
+        await transport.close()
+
+
+def process_transport(process: asyncio.subprocess.Process) -> Transport:
+    """Frames over a child process's stdin (to it) and stdout (from it)."""
+    assert process.stdin is not None and process.stdout is not None
+    return _stream_writer_transport(process.stdout, process.stdin)
