@@ -65,13 +65,13 @@ KERNEL_CALLS: dict[str, Method] = {
 
 
 def all_messages() -> dict[str, type[BaseModel]]:
-    """Every message by its golden-file stem: `<side>/<name>.params|result|event`."""
+    """Every message by its golden-file stem: `<name>.params|result|event`, kernel ones prefixed `kernel-`."""
     messages: dict[str, type[BaseModel]] = {}
-    for side, methods in (("host", HOST_METHODS), ("kernel", KERNEL_METHODS), ("kernel-calls", KERNEL_CALLS)):
+    for prefix, methods in (("", HOST_METHODS), ("kernel-", KERNEL_METHODS), ("kernel-", KERNEL_CALLS)):
         for name, (params, result) in methods.items():
-            messages[f"{side}/{name}.params"] = params
-            messages[f"{side}/{name}.result"] = result
-    for side, events in (("host", HOST_EVENTS), ("kernel", KERNEL_EVENTS)):
+            messages[f"{prefix}{name}.params"] = params
+            messages[f"{prefix}{name}.result"] = result
+    for prefix, events in (("", HOST_EVENTS), ("kernel-", KERNEL_EVENTS)):
         for name, event in events.items():
-            messages[f"{side}/{name}.event"] = event
+            messages[f"{prefix}{name}.event"] = event
     return messages

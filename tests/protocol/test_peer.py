@@ -1,0 +1,177 @@
+"""The JSON-RPC peer over an in-memory pipe: calls both ways, errors, timeouts, ordering, bad lines."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from protocol.dispatch import Router
+from protocol.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_TIMEOUT,
+    JsonRpcError,
+)
+from protocol.models.base import Params, WireModel
+from protocol.peer import JsonRpcPeer
+from protocol.transport import memory_transport_pair
+
+
+class AddParams(Params):
+    left: int
+    right_side: int
+
+
+class Sum(WireModel):
+    total: int
+
+
+class MissingError(JsonRpcError):
+    CODE = NOT_FOUND
+
+
+def _router(log: list[Any]) -> Router:
+    router = Router()
+
+    async def add(p: AddParams) -> Sum:
+        return Sum(total=p.left + p.right_side)
+
+    async def missing(_: AddParams) -> Sum:
+        raise MissingError("no such thing", data={"what": "thing"})
+
+    async def broken(_: AddParams) -> Sum:
+        raise RuntimeError("secret internals /etc/passwd")
+
+    async def slow(_: AddParams) -> Sum:
+        await asyncio.sleep(3600)
+        return Sum(total=0)
+
+    async def note(p: AddParams) -> None:
+        log.append(p.left)
+
+    for name, handler in (("add", add), ("missing", missing), ("broken", broken), ("slow", slow), ("note", note)):
+        router.add(name, AddParams, handler)
+    return router
+
+
+async def _pair(log: list[Any]) -> tuple[JsonRpcPeer, JsonRpcPeer, list[asyncio.Task[None]]]:
+    left, right = memory_transport_pair()
+    a = JsonRpcPeer(left, _router(log), name="a", default_timeout=5)
+    b = JsonRpcPeer(right, _router(log), name="b", default_timeout=5)
+    tasks = [asyncio.create_task(a.serve()), asyncio.create_task(b.serve())]
+    return a, b, tasks
+
+
+def test_requests_go_both_ways_and_answers_find_their_callers() -> None:
+    async def main() -> None:
+        a, b, tasks = await _pair([])
+        results = await asyncio.gather(
+            *(a.request("add", {"left": i, "rightSide": 1}, Sum) for i in range(20)),
+            b.request("add", AddParams(left=5, right_side=5), Sum),
+        )
+        assert [r.total for r in results] == [*(i + 1 for i in range(20)), 10]
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(main())
+
+
+def test_handler_errors_map_to_their_codes_without_internals_on_the_wire(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        a, _, tasks = await _pair([])
+        cases = [
+            ("missing", {"left": 1, "rightSide": 2}, NOT_FOUND),
+            ("broken", {"left": 1, "rightSide": 2}, INTERNAL_ERROR),
+            ("add", {"left": "one"}, INVALID_PARAMS),
+            ("add", {"left": 1, "rightSide": 2, "extra": 3}, INVALID_PARAMS),
+            ("nope", {}, METHOD_NOT_FOUND),
+        ]
+        for method, params, code in cases:
+            with pytest.raises(JsonRpcError) as info:
+                await a.request(method, params)
+            assert info.value.code == code
+            assert "passwd" not in info.value.message and "Traceback" not in info.value.message
+            assert "one" not in info.value.message
+        with pytest.raises(JsonRpcError) as info:
+            await a.request("missing", {"left": 1, "rightSide": 2})
+        assert info.value.data == {"what": "thing"}
+        for task in tasks:
+            task.cancel()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(main())
+    assert "secret internals" in caplog.text
+
+
+def test_a_call_with_no_answer_times_out_and_the_peer_keeps_working() -> None:
+    async def main() -> None:
+        a, _, tasks = await _pair([])
+        with pytest.raises(JsonRpcError) as info:
+            await a.request("slow", {"left": 1, "rightSide": 1}, timeout=0.05)
+        assert info.value.code == REQUEST_TIMEOUT
+        assert (await a.request("add", {"left": 1, "rightSide": 1}, Sum)).total == 2
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(main())
+
+
+def test_notifications_are_handled_in_the_order_they_were_sent() -> None:
+    async def main() -> None:
+        log: list[Any] = []
+        a, b, tasks = await _pair(log)
+        for i in range(50):
+            await a.notify("note", {"left": i, "rightSide": 0})
+        await a.request("add", {"left": 0, "rightSide": 0})  # a round trip flushes the notifications
+        assert log == list(range(50))
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(main())
+
+
+def test_pending_calls_fail_when_the_other_side_goes_away() -> None:
+    async def main() -> None:
+        left, right = memory_transport_pair()
+        a = JsonRpcPeer(left, _router([]), name="a")
+        serving = asyncio.create_task(a.serve())
+        call = asyncio.create_task(a.request("add", {"left": 1, "rightSide": 1}))
+        await asyncio.sleep(0)
+        await right.close()
+        with pytest.raises(JsonRpcError) as info:
+            await call
+        assert info.value.code == CONNECTION_CLOSED
+        await serving
+
+    asyncio.run(main())
+
+
+def test_malformed_lines_get_error_answers_and_the_session_goes_on() -> None:
+    async def main() -> None:
+        left, right = memory_transport_pair()
+        server = JsonRpcPeer(left, _router([]), name="server")
+        serving = asyncio.create_task(server.serve())
+        answers: list[dict[str, Any]] = []
+        for line in (b"{oops\n", b"[1, 2]\n", b'{"jsonrpc":"2.0","id":9,"method":"add","params":{"left":2,"rightSide":3}}\n'):
+            await right.write(line)
+        async with asyncio.timeout(5):
+            while len(answers) < 3:
+                raw = await right.reader.readline()
+                message = json.loads(raw)
+                answers.extend(message if isinstance(message, list) else [message])
+        codes = sorted((a.get("error") or {}).get("code", 0) for a in answers)
+        assert codes == sorted([PARSE_ERROR, INVALID_REQUEST, 0])
+        assert any(a.get("result") == {"total": 5} and a["id"] == 9 for a in answers)
+        await right.close()
+        await serving
+
+    asyncio.run(main())
