@@ -1,0 +1,39 @@
+"""`hearth chat`: the terminal client launches `hearth host` itself and prints streamed replies."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+
+
+def _chat(data_dir: Path, agent: str, stdin: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "host", "chat", agent, "--data-dir", str(data_dir), *extra],
+        input=stdin, capture_output=True, text=True, cwd=REPO_ROOT, timeout=120,
+    )
+
+
+def test_chat_sends_each_line_and_prints_the_streamed_reply(tmp_path: Path) -> None:
+    async def prepare() -> None:
+        async with HostProcess(tmp_path) as host:
+            rules = {"match": r"^my name is (\w+)$", "reply": r"Hello, \1!"}
+            await host.call("agent.create", {"name": "greeter", "settings": scripted_model(rules)})
+
+    asyncio.run(prepare())
+    done = _chat(tmp_path, "greeter", "my name is Ada\n\nmy name is Grace\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Hello, Ada!", "Hello, Grace!"]
+    transcript = (tmp_path / "agents/greeter/transcript.jsonl").read_text(encoding="utf-8")
+    assert transcript.count('"type":"user"') == 2
+    assert not (tmp_path / "host.lock").exists()
+
+
+def test_chat_creates_a_missing_agent_and_shows_model_errors_plainly(tmp_path: Path) -> None:
+    done = _chat(tmp_path, "newbie", "hello\n", "--provider", "scripted")
+    assert done.returncode == 0, done.stderr
+    assert "[error: scripted model: no rule matches the latest user message: 'hello']" in done.stdout
+    assert (tmp_path / "agents/newbie/profile.json").is_file()
