@@ -96,6 +96,7 @@ class RunManager:
         self._running = 0
         self._wake = asyncio.Event()
         self._tasks: asyncio.TaskGroup | None = None
+        self.end_hooks: list[Callable[[Run], Awaitable[None]]] = []
 
     def register(self, router: Router) -> None:
         """Handle the kernel's turn notifications on `router`."""
@@ -203,6 +204,8 @@ class RunManager:
             transcript.append(ended.model_dump(mode="json"))
         self._runs.pop(run.run_id, None)
         run.finished.set()
+        for hook in self.end_hooks:
+            await hook(run)
         await self._notify(
             "agent.ended",
             AgentEndedEvent(agent_id=run.agent_id, run_id=run.run_id, reason=reason, error=error, usage=usage),
@@ -238,18 +241,19 @@ class RunManager:
         for run in list(self._runs.values()):
             await self.end(run, "cancelled")
 
-    def _live(self, run_id: str) -> Run | None:
+    def running(self, run_id: str) -> Run | None:
+        """The run with this id if it is in the kernel now."""
         run = self._runs.get(run_id)
         return run if run is not None and run.state == "running" else None
 
     async def _on_delta(self, event: TurnDeltaEvent) -> None:
-        run = self._live(event.run_id)
+        run = self.running(event.run_id)
         if run is not None:
             run.partial.append(event.text)
             await self._notify("agent.delta", AgentDeltaEvent(agent_id=run.agent_id, run_id=run.run_id, text=event.text))
 
     async def _on_message(self, event: TurnMessageEvent) -> None:
-        run = self._live(event.run_id)
+        run = self.running(event.run_id)
         if run is None:
             return
         run.partial.clear()
@@ -263,7 +267,7 @@ class RunManager:
         )
 
     async def _on_tool(self, event: TurnToolEvent) -> None:
-        run = self._live(event.run_id)
+        run = self.running(event.run_id)
         if run is None:
             return
         if event.status == "completed":

@@ -17,11 +17,14 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from host.agents import Agent, AgentStore, apply_settings_patch
+from host.approval_desk import ApprovalDesk
 from host.atomic import read_json, write_json_atomic
 from host.config import HostConfig
 from host.errors import NotInitializedError
 from host.kernel import KernelSupervisor
 from host.runs import RunManager
+from host.secrets import SecretStore
+from host.secrets_rpc import register_secrets_methods
 from host.turns import TurnPlanner
 from protocol.dispatch import Router
 from protocol.errors import KERNEL_UNAVAILABLE, JsonRpcError
@@ -43,6 +46,7 @@ from protocol.models.base import Empty, EmptyParams
 from protocol.models.host import (
     PROTOCOL_VERSION,
     AgentUpdatedEvent,
+    DecideToolParams,
     HostSettings,
     HostStatusResult,
     InitializeParams,
@@ -53,7 +57,7 @@ from protocol.models.host import (
     ServerInfo,
     SettingsSetParams,
 )
-from protocol.models.kernel import SessionCloseParams
+from protocol.models.kernel import ApprovalRequestParams, SessionCloseParams, SummarizeParams, SummarizeResult
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
 
@@ -83,7 +87,8 @@ class HostServer:
         self.kernel = KernelSupervisor(
             config.kernel_command, self.kernel_router, on_down=self._kernel_down, on_up=self._kernel_up
         )
-        self.planner = TurnPlanner(self.store)
+        self.secrets = SecretStore(config.data_dir)
+        self.planner = TurnPlanner(self.store, self.secrets, self._summarize)
         self.runs = RunManager(
             self.store,
             self.kernel,
@@ -93,6 +98,9 @@ class HostServer:
             on_status=self._agent_changed,
         )
         self.runs.register(self.kernel_router)
+        self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
+        self.runs.end_hooks.append(self.approvals.run_ended)
+        self.kernel_router.add("approval.request", ApprovalRequestParams, self.approvals.request)
         self._peer: JsonRpcPeer | None = None
         self._initialized = False
         self._stop = asyncio.Event()
@@ -134,6 +142,12 @@ class HostServer:
                 await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
                 shell_task.cancel()
         await transport.close()
+
+    async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
+        return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
+
+    def _remember_approval(self, agent_id: str, action: str, target: str, decision: str) -> None:
+        logger.info("remembered %s for %s %s of %s", decision, action, target, agent_id)
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -177,6 +191,8 @@ class HostServer:
         self.add("agent.send", AgentSendParams, self.agent_send)
         self.add("agent.cancel", AgentRef, self.agent_cancel)
         self.add("agent.transcript", AgentTranscriptParams, self.agent_transcript)
+        self.add("agent.decideTool", DecideToolParams, self.approvals.decide)
+        register_secrets_methods(self, self.secrets)
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self._initialized = True

@@ -141,10 +141,20 @@ class Transcript:
         return list(reversed(events)), False
 
     def since_last_compact(self) -> list[dict[str, Any]]:
-        """The latest `compact` event (if any) and everything after it, oldest first."""
-        events: list[dict[str, Any]] = []
+        """The model's context: the latest `compact` (if any), then every other event after the seq it covers.
+
+        A compaction is appended after the turn that triggered it, so events newer than its `throughSeq`
+        can sit before it in the file; they are kept, in order.
+        """
+        newer: list[dict[str, Any]] = []
+        compact: dict[str, Any] | None = None
         for event in self.read_backwards():
-            events.append(event)
-            if event.get("type") == "compact":
+            if compact is not None and event["seq"] <= compact["throughSeq"]:
                 break
-        return list(reversed(events))
+            if event.get("type") == "compact":
+                if compact is None:
+                    compact = event
+                continue
+            newer.append(event)
+        newer.reverse()
+        return [compact, *newer] if compact is not None else newer

@@ -1,20 +1,40 @@
 """Turn preparation: everything the kernel needs for one run of one agent, gathered by the host.
 
 The system prompt comes first and is marked as the end of the cached prefix; the conversation since
-the last compaction follows. The kernel gets the model's settings and, for one call, its API key.
+the last compaction follows. A model that needs an API key and has none fails here, before any call.
+When the context passes 75% of the model's window, older history is summarised first (compaction); a
+failed compaction is logged and the turn goes on with the full history.
 """
 
 from __future__ import annotations
 
-from protocol.models.agents import ModelSettings
-from protocol.models.kernel import ChatMessage, ModelSpec, ToolSet, TurnStartParams
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from host.agents import Agent, AgentStore
+from host.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.context import build_messages
+from host.secrets import SecretStore, resolve_api_key
+from protocol.errors import JsonRpcError
+from protocol.models.agents import ModelSettings
+from protocol.models.kernel import (
+    ChatMessage,
+    ModelSpec,
+    SummarizeParams,
+    SummarizeResult,
+    ToolSet,
+    TurnStartParams,
+)
+from protocol.models.transcript import CompactEvent
 
-__all__ = ["TurnPlanner", "model_spec", "identity_prompt", "DEFAULT_CONTEXT_WINDOWS"]
+__all__ = ["TurnPlanner", "model_spec", "identity_prompt", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
+
+Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 
 
 def identity_prompt(agent: Agent) -> str:
@@ -42,17 +62,63 @@ def model_spec(settings: ModelSettings, api_key: str | None) -> ModelSpec:
 
 
 class TurnPlanner:
-    def __init__(self, store: AgentStore) -> None:
+    """Builds `turn.start` params.
+
+    Args:
+        store: agents and their transcripts.
+        secrets: where API keys come from.
+        summarize: the kernel's `summarize` call (used for compaction).
+        on_compacted: told after a compaction was recorded (the prompt epoch moves on).
+    """
+
+    def __init__(
+        self,
+        store: AgentStore,
+        secrets: SecretStore,
+        summarize: Summarize,
+        on_compacted: Callable[[Agent], None] = lambda _: None,
+    ) -> None:
         self._store = store
+        self._secrets = secrets
+        self._summarize = summarize
+        self._on_compacted = on_compacted
+
+    def resolve_model(self, agent: Agent) -> ModelSpec:
+        """The agent's model with its key. Raises MissingApiKeyError when a needed key is missing."""
+        settings = agent.settings.model
+        key = resolve_api_key(self._secrets, settings.provider, settings.api_key_secret, settings.base_url)
+        return model_spec(settings, key)
 
     async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
         """Build `turn.start` for `agent`'s run `run_id` from its settings and transcript."""
+        spec = self.resolve_model(agent)
         system = [ChatMessage(role="system", content=identity_prompt(agent), cache_breakpoint=True)]
         events = self._store.transcript(agent.agent_id).since_last_compact()
+        messages = build_messages(system, events)
+        if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
+            events = self._store.transcript(agent.agent_id).since_last_compact()
+            messages = build_messages(system, events)
         return TurnStartParams(
             run_id=run_id,
             session=agent.agent_id,
-            messages=build_messages(system, events),
-            model=model_spec(agent.settings.model, None),
+            messages=messages,
+            model=spec,
             tools=ToolSet(),
         )
+
+    async def _compact(self, agent: Agent, events: list[dict[str, Any]], spec: ModelSpec) -> bool:
+        older, _ = split_for_compaction(events)
+        if not older:
+            return False
+        try:
+            summary = await self._summarize(SummarizeParams(messages=compaction_messages(older), model=spec))
+        except JsonRpcError as exc:
+            logger.warning("compaction for %s failed, going on without it: %s", agent.agent_id, exc.message)
+            return False
+        # A previous summary sits first with a seq newer than the turn it preceded: count what it covers.
+        covered = [int(e["throughSeq"]) if e.get("type") == "compact" else int(e["seq"]) for e in older]
+        through = max(covered)
+        event = CompactEvent(summary=summary.text.strip(), through_seq=through)
+        self._store.transcript(agent.agent_id).append(event.model_dump(mode="json"))
+        self._on_compacted(agent)
+        return True

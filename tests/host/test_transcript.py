@@ -74,5 +74,14 @@ def test_since_last_compact_starts_at_the_latest_summary(tmp_path: Path) -> None
     transcript.append({"type": "compact", "summary": "earlier", "throughSeq": 3})
     transcript.append({"type": "user", "text": "after"})
     assert [e["type"] for e in transcript.since_last_compact()] == ["compact", "user"]
+
+
+def test_events_newer_than_a_compaction_but_written_before_it_are_kept(tmp_path: Path) -> None:
+    transcript = _fill(tmp_path / "t.jsonl", 4)
+    transcript.append({"type": "compact", "summary": "first", "throughSeq": 2})
+    transcript.append({"type": "user", "text": "six"})
+    transcript.append({"type": "compact", "summary": "second", "throughSeq": 3})
+    context = transcript.since_last_compact()
+    assert [(e["type"], e["seq"]) for e in context] == [("compact", 7), ("user", 4), ("user", 6)]
     lines = (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line)["ts"].endswith("Z") for line in lines)
