@@ -7,28 +7,20 @@ line, printing the streamed reply as it arrives. The host's own log goes to `<da
 from __future__ import annotations
 
 import asyncio
-import shutil
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
 
+from host.client import connect_host
 from host.config import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.errors import NOT_FOUND, JsonRpcError
-from protocol.framing import READ_LIMIT
 from protocol.models.agents import AGENT_ID_PATTERN, AgentInfo, AgentSendResult
-from protocol.models.host import (
-    PROTOCOL_VERSION,
-    AgentDeltaEvent,
-    AgentEndedEvent,
-    AgentToolEvent,
-    InitializeResult,
-    KernelDownEvent,
-)
+from protocol.models.host import AgentDeltaEvent, AgentEndedEvent, AgentToolEvent, KernelDownEvent
 from protocol.peer import JsonRpcPeer
-from protocol.transport import process_transport
 
-__all__ = ["ChatOptions", "run_chat", "host_command"]
+__all__ = ["ChatOptions", "run_chat"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +32,6 @@ class ChatOptions:
     base_url: str | None = None
     key_secret: str | None = None
     verbose: bool = False
-
-
-def host_command(data_dir: str) -> list[str]:
-    """argv for `hearth host` (the console script when installed, else `python -m host`)."""
-    hearth = shutil.which("hearth")
-    base = [hearth] if hearth else [sys.executable, "-m", "host"]
-    return [*base, "host", "--data-dir", data_dir]
 
 
 def _model_patch(options: ChatOptions) -> dict[str, Any] | None:
@@ -101,8 +86,6 @@ class _Printer:
 
 
 async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions) -> AgentInfo:
-    import re
-
     patch = _model_patch(options)
     try:
         agent: AgentInfo = await peer.request("agent.get", {"agentId": options.agent}, AgentInfo)
@@ -121,59 +104,41 @@ async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions) -> AgentInfo:
 
 
 async def _chat(options: ChatOptions) -> int:
-    data_dir = resolve_data_dir(options.data_dir)
-    (data_dir / "logs").mkdir(parents=True, exist_ok=True)
-    with open(data_dir / "logs" / "host.log", "ab") as log:
-        process = await asyncio.create_subprocess_exec(
-            *host_command(str(data_dir)),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None if options.verbose else log,
-            limit=READ_LIMIT,
-        )
     router = Router()
     printer = _Printer(options.agent)
     printer.register(router)
-    peer = JsonRpcPeer(process_transport(process), router, name="host")
     interactive = sys.stdin.isatty()
-    async with asyncio.TaskGroup() as tasks:
-        serving = tasks.create_task(peer.serve())
-        try:
-            await peer.request(
-                "initialize",
-                {"client": {"name": "hearth-chat", "version": "1"}, "protocolVersion": PROTOCOL_VERSION},
-                InitializeResult,
-            )
+    try:
+        async with connect_host(
+            resolve_data_dir(options.data_dir), router, client="hearth-chat", verbose=options.verbose
+        ) as peer:
             agent = await _ensure_agent(peer, options)
             printer.agent_id = agent.agent_id
             if interactive:
-                print(f"Chatting with {agent.name} ({agent.settings.model.provider}). Ctrl-D to quit.")
+                print(f"Chatting with {agent.name} ({_describe_model(agent)}). Ctrl-D to quit.")
             while True:
                 if interactive:
                     sys.stdout.write("you> ")
                     sys.stdout.flush()
                 line = await asyncio.to_thread(sys.stdin.readline)
                 if not line:
-                    break
+                    return 0
                 if not line.strip():
                     continue
                 printer.ended.clear()
-                await peer.request("agent.send", {"agentId": agent.agent_id, "text": line.rstrip("\n")}, AgentSendResult)
+                params = {"agentId": agent.agent_id, "text": line.rstrip("\n")}
+                await peer.request("agent.send", params, AgentSendResult)
                 await printer.ended.wait()
-        except JsonRpcError as exc:
-            print(f"hearth: {exc.message}", file=sys.stderr)
-            return_code = 1
-        else:
-            return_code = 0
-        finally:
-            if not peer.closed:
-                try:
-                    await peer.request("shutdown", {}, timeout=15)
-                except JsonRpcError:
-                    pass
-            await process.wait() if process.returncode is None else None
-            serving.cancel()
-    return return_code
+    except (JsonRpcError, ConnectionError) as exc:
+        print(f"hearth: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 1
+
+
+def _describe_model(agent: AgentInfo) -> str:
+    model = agent.settings.model
+    if model.provider == "local":
+        return "the embedded SmolLM2-135M model: tiny, for trying Hearth out; use --provider to pick a real one"
+    return f"{model.provider} {model.name}".strip()
 
 
 def run_chat(options: ChatOptions) -> int:

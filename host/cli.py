@@ -32,6 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
     chat.add_argument("--key-secret", help="the name of the stored secret holding the API key")
 
+    secrets = commands.add_parser("secrets", help="Store, list or delete provider API keys (never printed).")
+    secret_actions = secrets.add_subparsers(dest="action", required=True)
+    for action, help_text, takes_name in (
+        ("set", "Store a key (read without echo).", True),
+        ("list", "List the names of stored keys.", False),
+        ("delete", "Delete a stored key.", True),
+    ):
+        action_parser = secret_actions.add_parser(action, help=help_text)
+        _add_data_dir(action_parser)
+        if takes_name:
+            action_parser.add_argument("name")
+
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
     schema.set_defaults(verbose=False)
@@ -66,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
             verbose=args.verbose,
         )
         return run_chat(options)
+    if args.command == "secrets":
+        from host.secrets_cli import run_secrets
+
+        return run_secrets(args.action, getattr(args, "name", None), resolve_data_dir(args.data_dir))
     if args.command == "schema":
         from protocol.schema import schema_json
 

@@ -30,7 +30,7 @@ def run_host(config: HostConfig) -> int:
     Raises:
         HostLockedError: another live host uses the same data directory.
     """
-    config.data_dir.mkdir(parents=True, exist_ok=True)
+    config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = HostLock(config.data_dir)
     lock.acquire()
     try:
