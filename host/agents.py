@@ -97,7 +97,9 @@ class AgentStore:
             settings = AgentSettings.model_validate(raw_settings)
         except ValidationError as exc:
             raise CorruptFileError(f"{directory / 'settings.json'} does not hold valid agent settings") from exc
-        return Agent(agent_id, str(profile.get("name", agent_id)), str(profile.get("createdAt", "")), settings, directory)
+        return Agent(
+            agent_id, str(profile.get("name", agent_id)), str(profile.get("createdAt", "")), settings, directory
+        )
 
     def list(self) -> list[Agent]:
         agents = []

@@ -50,13 +50,17 @@ def build_messages(system: list[ChatMessage], events: list[dict[str, Any]]) -> l
         if kind != "tool" and open_calls:
             _close_open_calls(messages, open_calls)
         if kind == "compact":
-            messages.append(ChatMessage(role="user", content=f"<summary of the earlier conversation>\n{event['summary']}"))
+            messages.append(
+                ChatMessage(role="user", content=f"<summary of the earlier conversation>\n{event['summary']}")
+            )
             messages.append(ChatMessage(role="assistant", content="Understood; I will continue from that summary."))
         elif kind == "user":
             messages.append(ChatMessage(role="user", content=event["text"]))
         elif kind == "wake":
             messages.append(
-                ChatMessage(role="user", name=event["fromAgent"], content=wake_content(event["fromAgent"], event["text"]))
+                ChatMessage(
+                    role="user", name=event["fromAgent"], content=wake_content(event["fromAgent"], event["text"])
+                )
             )
         elif kind == "context" and event.get("recall"):
             _attach_recall(messages, event["recall"])

@@ -105,7 +105,9 @@ class KernelSupervisor:
             serving = tasks.create_task(peer.serve())
             try:
                 self.info = await peer.request(
-                    "initialize", KernelInitializeParams(protocol_version=PROTOCOL_VERSION), KernelInitializeResult,
+                    "initialize",
+                    KernelInitializeParams(protocol_version=PROTOCOL_VERSION),
+                    KernelInitializeResult,
                     timeout=30,
                 )
             except (ConnectionClosedError, RequestTimeoutError) as exc:

@@ -250,7 +250,9 @@ class RunManager:
         run = self.running(event.run_id)
         if run is not None:
             run.partial.append(event.text)
-            await self._notify("agent.delta", AgentDeltaEvent(agent_id=run.agent_id, run_id=run.run_id, text=event.text))
+            await self._notify(
+                "agent.delta", AgentDeltaEvent(agent_id=run.agent_id, run_id=run.run_id, text=event.text)
+            )
 
     async def _on_message(self, event: TurnMessageEvent) -> None:
         run = self.running(event.run_id)

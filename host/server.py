@@ -109,7 +109,12 @@ class HostServer:
     # -- plumbing -------------------------------------------------------------------------------
 
     def add(
-        self, name: str, params: type[P], handler: Callable[[P], Awaitable[BaseModel | None]], *, needs_init: bool = True
+        self,
+        name: str,
+        params: type[P],
+        handler: Callable[[P], Awaitable[BaseModel | None]],
+        *,
+        needs_init: bool = True,
     ) -> None:
         """Register a shell-facing method; most need `initialize` first."""
 

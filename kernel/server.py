@@ -53,9 +53,7 @@ HOST_TOOL_TIMEOUT = 120.0
 
 def to_message(message: ChatMessage) -> Message:
     calls = tuple(ToolCall(call.id, call.name, call.arguments) for call in message.tool_calls)
-    return Message(
-        message.role, message.content, calls, message.tool_call_id, message.name, message.cache_breakpoint
-    )
+    return Message(message.role, message.content, calls, message.tool_call_id, message.name, message.cache_breakpoint)
 
 
 def to_config(spec: ModelSpec) -> ModelConfig:

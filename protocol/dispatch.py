@@ -67,7 +67,9 @@ class Router:
     def names(self) -> list[str]:
         return sorted(self._methods)
 
-    async def dispatch(self, message: Any = _NOT_PARSED, *, raw: str | None = None) -> dict[str, Any] | list[Any] | None:
+    async def dispatch(
+        self, message: Any = _NOT_PARSED, *, raw: str | None = None
+    ) -> dict[str, Any] | list[Any] | None:
         """Answer one incoming request, notification or batch.
 
         Args:

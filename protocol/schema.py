@@ -23,9 +23,7 @@ def build_schema() -> dict[str, Any]:
     for events in (HOST_EVENTS, KERNEL_EVENTS):
         models.update(events.values())
     ordered = sorted(models, key=lambda m: m.__name__)
-    refs, document = models_json_schema(
-        [(model, "serialization") for model in ordered], ref_template="#/$defs/{model}"
-    )
+    refs, document = models_json_schema([(model, "serialization") for model in ordered], ref_template="#/$defs/{model}")
 
     def ref(model: Any) -> Any:
         return refs[(model, "serialization")]

@@ -102,9 +102,7 @@ def test_runs_beyond_the_concurrency_limit_wait_their_turn(tmp_path: Path) -> No
             ended_b = await host.wait_for("agent.ended", lambda p: p["runId"] == b["runId"])
             assert ended_b["reason"] == "idle"
             first_b_delta = next(i for i, (m, p) in enumerate(host.events) if p.get("runId") == b["runId"])
-            end_a = next(
-                i for i, (m, p) in enumerate(host.events) if m == "agent.ended" and p["runId"] == a["runId"]
-            )
+            end_a = next(i for i, (m, p) in enumerate(host.events) if m == "agent.ended" and p["runId"] == a["runId"])
             assert first_b_delta > end_a
 
     run(main())
@@ -154,8 +152,16 @@ def test_methods_before_initialize_are_refused(tmp_path: Path) -> None:
 async def _raw_exchange(tmp_path: Path, lines: list[bytes]) -> list[dict[str, Any]]:
     """Write raw lines to a real host and collect its answers (notifications skipped)."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "host", "host", "--data-dir", str(tmp_path),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=REPO_ROOT, limit=READ_LIMIT,
+        sys.executable,
+        "-m",
+        "host",
+        "host",
+        "--data-dir",
+        str(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=REPO_ROOT,
+        limit=READ_LIMIT,
     )
     assert process.stdin is not None and process.stdout is not None
     answers: list[dict[str, Any]] = []
@@ -178,8 +184,12 @@ async def _raw_exchange(tmp_path: Path, lines: list[bytes]) -> list[dict[str, An
 
 
 def test_malformed_input_gets_json_rpc_errors_and_the_host_keeps_serving(tmp_path: Path) -> None:
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"client": {"name": "raw"}, "protocolVersion": PROTOCOL_VERSION}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"client": {"name": "raw"}, "protocolVersion": PROTOCOL_VERSION},
+    }
     lines = [
         json.dumps(init).encode() + b"\n",
         b"this is not json\n",
@@ -236,8 +246,15 @@ def test_a_second_host_on_the_same_data_dir_is_refused_clearly(tmp_path: Path) -
         async with HostProcess(tmp_path) as host:
             pid = (await host.call("host.status"))["pid"]
             second = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "host", "host", "--data-dir", str(tmp_path),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "host",
+                "host",
+                "--data-dir",
+                str(tmp_path),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
                 cwd=REPO_ROOT,
             )
             out, err = await asyncio.wait_for(second.communicate(), 30)

@@ -161,7 +161,11 @@ def test_malformed_lines_get_error_answers_and_the_session_goes_on() -> None:
         server = JsonRpcPeer(left, _router([]), name="server")
         serving = asyncio.create_task(server.serve())
         answers: list[dict[str, Any]] = []
-        for line in (b"{oops\n", b"[1, 2]\n", b'{"jsonrpc":"2.0","id":9,"method":"add","params":{"left":2,"rightSide":3}}\n'):
+        for line in (
+            b"{oops\n",
+            b"[1, 2]\n",
+            b'{"jsonrpc":"2.0","id":9,"method":"add","params":{"left":2,"rightSide":3}}\n',
+        ):
             await right.write(line)
         async with asyncio.timeout(5):
             while len(answers) < 3:

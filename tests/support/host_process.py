@@ -64,7 +64,12 @@ class HostProcess:
 
     async def __aenter__(self) -> HostProcess:
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "host", "host", "--data-dir", str(self.data_dir),
+            sys.executable,
+            "-m",
+            "host",
+            "host",
+            "--data-dir",
+            str(self.data_dir),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             cwd=REPO_ROOT,
@@ -112,5 +117,7 @@ class HostProcess:
     def texts(self, agent_id: str, run_id: str) -> str:
         """The streamed text of one run, joined from its `agent.delta` events."""
         return "".join(
-            p["text"] for m, p in self.events if m == "agent.delta" and p["agentId"] == agent_id and p["runId"] == run_id
+            p["text"]
+            for m, p in self.events
+            if m == "agent.delta" and p["agentId"] == agent_id and p["runId"] == run_id
         )
