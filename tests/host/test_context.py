@@ -12,7 +12,13 @@ def test_a_conversation_maps_to_messages_in_order_with_tool_results_paired() -> 
     events = [
         {"type": "user", "seq": 1, "text": "find it"},
         {"type": "context", "seq": 2, "runId": "r1", "epoch": 3, "recall": "fact: it is in notes"},
-        {"type": "assistant", "seq": 3, "runId": "r1", "text": "", "toolCalls": [{"id": "c1", "name": "grep", "arguments": {"pattern": "it"}}]},
+        {
+            "type": "assistant",
+            "seq": 3,
+            "runId": "r1",
+            "text": "",
+            "toolCalls": [{"id": "c1", "name": "grep", "arguments": {"pattern": "it"}}],
+        },
         {"type": "tool", "seq": 4, "runId": "r1", "toolCallId": "c1", "name": "grep", "content": "notes:1:it"},
         {"type": "assistant", "seq": 5, "runId": "r1", "text": "Found it."},
         {"type": "ended", "seq": 6, "runId": "r1", "reason": "idle"},
@@ -27,7 +33,13 @@ def test_a_conversation_maps_to_messages_in_order_with_tool_results_paired() -> 
 def test_a_tool_call_without_a_result_gets_a_did_not_complete_result() -> None:
     events = [
         {"type": "user", "seq": 1, "text": "go"},
-        {"type": "assistant", "seq": 2, "runId": "r1", "text": "", "toolCalls": [{"id": "c1", "name": "shell", "arguments": {}}]},
+        {
+            "type": "assistant",
+            "seq": 2,
+            "runId": "r1",
+            "text": "",
+            "toolCalls": [{"id": "c1", "name": "shell", "arguments": {}}],
+        },
         {"type": "ended", "seq": 3, "runId": "r1", "reason": "error", "error": "kernel died"},
         {"type": "user", "seq": 4, "text": "again"},
     ]

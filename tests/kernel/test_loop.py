@@ -32,7 +32,9 @@ class Recorder:
 
 
 class EchoTool:
-    definition = ToolDefinition("echo", "Echo the text.", {"type": "object", "properties": {"text": {"type": "string"}}})
+    definition = ToolDefinition(
+        "echo", "Echo the text.", {"type": "object", "properties": {"text": {"type": "string"}}}
+    )
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> ToolOutcome:
         return ToolOutcome(f"echo: {arguments.get('text')}")
@@ -62,7 +64,12 @@ def _turn(rules: list[dict[str, Any]], call_host: Any = None, text: str = "go") 
 
 def test_a_tool_round_feeds_the_result_back_to_the_model() -> None:
     rules = [
-        {"match": "^go$", "on": "user", "reply": "Checking.", "toolCalls": [{"name": "echo", "arguments": {"text": "hi"}}]},
+        {
+            "match": "^go$",
+            "on": "user",
+            "reply": "Checking.",
+            "toolCalls": [{"name": "echo", "arguments": {"text": "hi"}}],
+        },
         {"match": "^echo: (.*)$", "on": "tool", "reply": r"The tool said \1."},
     ]
     outcome, recorder = _turn(rules)
@@ -79,16 +86,23 @@ def test_a_tool_round_feeds_the_result_back_to_the_model() -> None:
 
 def test_unknown_tools_broken_tools_and_host_failures_are_error_results_not_the_end() -> None:
     rules = [
-        {"match": "^go$", "on": "user", "toolCalls": [
-            {"name": "nosuch", "arguments": {}}, {"name": "broken", "arguments": {}},
-            {"name": "memory_note", "arguments": {"text": "x"}},
-        ]},
+        {
+            "match": "^go$",
+            "on": "user",
+            "toolCalls": [
+                {"name": "nosuch", "arguments": {}},
+                {"name": "broken", "arguments": {}},
+                {"name": "memory_note", "arguments": {"text": "x"}},
+            ],
+        },
         {"match": ".*", "on": "tool", "reply": "recovered"},
     ]
     outcome, recorder = _turn(rules)
     completed = [e[1] for e in recorder.log if e[0] == "completed"]
     assert [(name, is_error) for name, _, is_error in completed] == [
-        ("nosuch", True), ("broken", True), ("memory_note", True),
+        ("nosuch", True),
+        ("broken", True),
+        ("memory_note", True),
     ]
     assert "no tool named 'nosuch'" in completed[0][1] and "echo" in completed[0][1]
     assert "host did not answer" in completed[2][1]
@@ -120,7 +134,10 @@ def test_a_model_that_never_stops_calling_tools_is_cut_at_max_steps() -> None:
 
 
 def test_cancelling_keeps_the_text_streamed_so_far_as_a_partial_message() -> None:
-    config = ModelConfig(provider="scripted", options={"rules": [{"match": ".*", "reply": "abcdefgh" * 50, "chunkChars": 2, "delayMs": 5}]})
+    config = ModelConfig(
+        provider="scripted",
+        options={"rules": [{"match": ".*", "reply": "abcdefgh" * 50, "chunkChars": 2, "delayMs": 5}]},
+    )
     recorder = Recorder()
 
     async def main() -> None:

@@ -23,8 +23,13 @@ def _collect(rules: list[dict[str, object]], *messages: Message) -> list[object]
 
 
 def test_groups_are_substituted_in_text_and_tool_arguments() -> None:
-    rules = [{"match": r"find (?P<what>\w+) in (\w+)", "reply": r"Looking for \g<what>.",
-              "toolCalls": [{"name": "grep", "arguments": {"pattern": r"\g<what>", "path": r"\2", "n": 3}}]}]
+    rules = [
+        {
+            "match": r"find (?P<what>\w+) in (\w+)",
+            "reply": r"Looking for \g<what>.",
+            "toolCalls": [{"name": "grep", "arguments": {"pattern": r"\g<what>", "path": r"\2", "n": 3}}],
+        }
+    ]
     events = _collect(rules, Message("user", "please find cats in notes"))
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     (call,) = [e.call for e in events if isinstance(e, ToolCallReady)]
@@ -38,6 +43,7 @@ def test_rules_can_be_limited_to_tool_results_or_wakes() -> None:
         {"match": ".*", "on": "wake", "reply": "a peer wrote"},
         {"match": ".*", "on": "user", "reply": "you wrote"},
     ]
+
     def reply(message: Message) -> str:
         return "".join(e.text for e in _collect(rules, message) if isinstance(e, TextDelta))
 
