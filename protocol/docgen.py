@@ -26,7 +26,8 @@ def _fields(model: type[BaseModel]) -> str:
     for name, field in model.model_fields.items():
         wire = field.alias or name
         required = "yes" if field.is_required() else ""
-        rows.append(f"| `{wire}` | `{_type_name(field.annotation)}` | {required} |")
+        kind = _type_name(field.annotation).replace("|", "\\|")
+        rows.append(f"| `{wire}` | `{kind}` | {required} |")
     return "| field | type | required |\n|---|---|---|\n" + "\n".join(rows)
 
 
