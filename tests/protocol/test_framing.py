@@ -53,3 +53,14 @@ def test_an_oversized_line_is_skipped_and_the_next_frame_still_reads() -> None:
         assert await read_frame(reader) == b'{"after":true}'
 
     asyncio.run(main())
+
+
+def test_a_sixty_four_mebibyte_line_is_read_whole() -> None:
+    async def main() -> None:
+        big = b"[" + b"1," * (32 * 1024 * 1024 - 1) + b"1]"
+        assert len(big) >= 64 * 1024 * 1024
+        reader = _reader(big + b"\n")
+        line = await read_frame(reader)
+        assert line is not None and len(line) == len(big)
+
+    asyncio.run(main())
