@@ -1,3 +1,38 @@
-"""protocol"""
+"""protocol: Hearth's wire contract. Pydantic models, NDJSON framing, the JSON-RPC peer, error codes, schema."""
 
-__all__: list[str] = []
+from protocol.dispatch import Router
+from protocol.errors import (
+    ConnectionClosedError,
+    InternalError,
+    InvalidParamsError,
+    JsonRpcError,
+    RequestTimeoutError,
+    error_object_from_exception,
+)
+from protocol.framing import MAX_FRAME_BYTES, FrameTooLargeError, encode_frame, read_frame
+from protocol.models.host import PROTOCOL_VERSION
+from protocol.peer import JsonRpcPeer
+from protocol.schema import build_schema, schema_json
+from protocol.transport import Transport, memory_transport_pair, process_transport, stdio_transport
+
+__all__ = [
+    "MAX_FRAME_BYTES",
+    "PROTOCOL_VERSION",
+    "ConnectionClosedError",
+    "FrameTooLargeError",
+    "InternalError",
+    "InvalidParamsError",
+    "JsonRpcError",
+    "JsonRpcPeer",
+    "RequestTimeoutError",
+    "Router",
+    "Transport",
+    "build_schema",
+    "encode_frame",
+    "error_object_from_exception",
+    "memory_transport_pair",
+    "process_transport",
+    "read_frame",
+    "schema_json",
+    "stdio_transport",
+]

@@ -1,3 +1,34 @@
-"""kernel/providers"""
+"""kernel.providers: the model seam (`Provider`) and the providers behind it, chosen by `open_provider`."""
 
-__all__: list[str] = []
+from kernel.providers.base import (
+    Message,
+    ModelConfig,
+    ModelEvent,
+    ModelRequest,
+    Provider,
+    StreamEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolDefinition,
+    Usage,
+    UsageReport,
+)
+from kernel.providers.registry import PROVIDERS, open_provider
+
+__all__ = [
+    "PROVIDERS",
+    "Message",
+    "ModelConfig",
+    "ModelEvent",
+    "ModelRequest",
+    "Provider",
+    "StreamEnd",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallReady",
+    "ToolDefinition",
+    "Usage",
+    "UsageReport",
+    "open_provider",
+]
