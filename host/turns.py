@@ -54,6 +54,7 @@ def model_spec(settings: ModelSettings, api_key: str | None) -> ModelSpec:
         name=settings.name,
         base_url=settings.base_url,
         api_key=api_key,
+        key_name=settings.api_key_secret or settings.provider,
         context_window=settings.context_window or DEFAULT_CONTEXT_WINDOWS.get(settings.provider, 8192),
         max_output_tokens=settings.max_output_tokens or 1024,
         temperature=settings.temperature,

@@ -65,7 +65,10 @@ def to_config(spec: ModelSpec) -> ModelConfig:
         context_window=spec.context_window,
         max_output_tokens=spec.max_output_tokens,
         temperature=spec.temperature,
-        options={"rules": [rule.model_dump(mode="json") for rule in spec.rules]},
+        options={
+            "rules": [rule.model_dump(mode="json") for rule in spec.rules],
+            "secret_name": spec.key_name or spec.provider,
+        },
     )
 
 

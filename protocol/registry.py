@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from protocol.models import agents, host, kernel
+from protocol.models.secrets import SECRETS_METHODS
 from protocol.models.base import Empty, EmptyParams
 
 __all__ = ["HOST_METHODS", "HOST_EVENTS", "KERNEL_METHODS", "KERNEL_EVENTS", "KERNEL_CALLS", "all_messages"]
@@ -30,6 +31,8 @@ HOST_METHODS: dict[str, Method] = {
     "agent.send": (agents.AgentSendParams, agents.AgentSendResult),
     "agent.cancel": (agents.AgentRef, agents.AgentCancelResult),
     "agent.transcript": (agents.AgentTranscriptParams, agents.AgentTranscriptResult),
+    "agent.decideTool": (host.DecideToolParams, host.DecideToolResult),
+    **SECRETS_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
@@ -38,6 +41,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "agent.message": host.AgentMessageEvent,
     "agent.ended": host.AgentEndedEvent,
     "agent.error": host.AgentErrorEvent,
+    "agent.tool": host.AgentToolEvent,
     "kernel.down": host.KernelDownEvent,
     "kernel.up": host.KernelUpEvent,
 }

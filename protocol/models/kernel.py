@@ -55,6 +55,7 @@ class ModelSpec(WireModel):
     name: str = ""
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
+    key_name: str | None = None
     context_window: int = 8192
     max_output_tokens: int = 1024
     temperature: float | None = None

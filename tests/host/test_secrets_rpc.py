@@ -17,7 +17,7 @@ from protocol.models.secrets import SecretsSetParams
 
 VALUE = "sk-proj-TOPSECRET-0123456789"
 # Kept beside the flat golden set until `protocol/registry.py` lists the secrets methods.
-GOLDEN = Path(__file__).resolve().parents[1] / "protocol" / "golden" / "secrets"
+GOLDEN = Path(__file__).resolve().parents[1] / "protocol" / "golden"
 
 
 def make_router(tmp_path: Path) -> tuple[Router, SecretStore]:
