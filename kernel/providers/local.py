@@ -140,6 +140,8 @@ class LocalProvider:
         params = {
             "max_tokens": config.max_output_tokens,
             "temperature": 0.2 if config.temperature is None else config.temperature,
+            # A 135M model loops on a phrase without it.
+            "repeat_penalty": 1.3,
         }
         messages = [_message(m) for m in request.messages]
         worker = loop.run_in_executor(None, _generate, model, messages, params, stop, emit)
