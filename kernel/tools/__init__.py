@@ -1,3 +1,41 @@
-"""kernel/tools"""
+"""kernel/tools: the local tools the kernel runs itself, every one through the sandbox policy.
 
-__all__: list[str] = []
+`local_tools(shell)` gives the set to offer; each `LocalTool.run(arguments, ctx)` returns a `ToolResult` and
+never raises. `ShellPool` keeps one persistent sandboxed bash per session; `make_approver` builds the approval
+callback from the permission mode, remembered rules and a way to ask the person.
+"""
+
+from kernel.tools.approver import AskPerson, PersonDecision, make_approver
+from kernel.tools.context import Approve, Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult, authorize
+from kernel.tools.glob import GLOB
+from kernel.tools.grep import find_rg, make_grep_tool
+from kernel.tools.reader import LIST_DIR, READ_FILE
+from kernel.tools.shell_pool import ShellPool
+from kernel.tools.toolset import SHELL, local_tools, unavailable_tools_note
+from kernel.tools.writer import EDIT_FILE, WRITE_FILE
+from sandbox.approval import decide_approval
+
+__all__ = [
+    "EDIT_FILE",
+    "GLOB",
+    "LIST_DIR",
+    "READ_FILE",
+    "SHELL",
+    "WRITE_FILE",
+    "Approve",
+    "Arguments",
+    "AskPerson",
+    "LocalTool",
+    "PersonDecision",
+    "ShellPool",
+    "ToolArgumentError",
+    "ToolContext",
+    "ToolResult",
+    "authorize",
+    "decide_approval",
+    "find_rg",
+    "local_tools",
+    "make_approver",
+    "make_grep_tool",
+    "unavailable_tools_note",
+]

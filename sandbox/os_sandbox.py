@@ -1,0 +1,210 @@
+"""The shell's OS sandbox: a filesystem view that says what the policy says, or no shell at all.
+
+bubblewrap first: system directories read-only, the data dir hidden under an empty tmpfs with only the run's
+memory (read-only) and workspace (read-write) bound back, a private /tmp, /proc and /dev, every namespace
+unshared (the network too unless the policy allows it), no capabilities, a new session, and the sandbox dies
+with its parent. Landlock where bubblewrap is missing (ABI 4+, so TCP can be turned off). Where neither works,
+detection returns `Unavailable(reason)`: the shell is not offered (fail closed, never open).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+from sandbox import landlock
+from sandbox.policy import Policy
+
+__all__ = ["SandboxMode", "ShellSandbox", "Unavailable", "Launch", "detect_shell_sandbox", "bwrap_argv", "shell_env"]
+
+SandboxMode = Literal["auto", "bubblewrap", "landlock", "off"]
+
+_SYSTEM_DIRS = ("/usr", "/etc")
+_SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+_PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    """No OS sandbox works here; `reason` is told to the agent."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start one sandboxed shell."""
+
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    cwd: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShellSandbox:
+    """A working OS sandbox: `kind` and the program that enters it."""
+
+    kind: Literal["bubblewrap", "landlock"]
+    executable: str
+    bash: str
+    landlock_abi: int = 0
+
+    def launch(self, policy: Policy, *, tmp_dir: str | None = None) -> Launch:
+        """The command that starts a persistent bash confined by `policy`.
+
+        Args:
+            policy: the run's policy; its workspace must exist.
+            tmp_dir: a private temp dir, required for Landlock (bubblewrap mounts its own tmpfs at /tmp).
+
+        Returns:
+            The argv, environment and cwd for the subprocess.
+
+        Raises:
+            ValueError: Landlock without a `tmp_dir`.
+        """
+        shell = (self.bash, "--noprofile", "--norc")
+        if self.kind == "bubblewrap":
+            env = shell_env(policy, "/tmp", self.kind)
+            return Launch(tuple(bwrap_argv(policy, self.executable, shell)), env, "/")
+        if tmp_dir is None:
+            raise ValueError("a Landlock shell needs its own temp dir")
+        rules = landlock.LandlockRules(
+            read_only=_landlock_read_only(policy), read_write=(policy.workspace, tmp_dir), network=policy.network
+        )
+        spec = landlock.LaunchSpec(rules, self.landlock_abi, policy.workspace, shell)
+        argv = (self.executable, "-I", "-S", landlock.__file__, spec.to_json())
+        return Launch(argv, shell_env(policy, tmp_dir, self.kind), "/")
+
+
+def shell_env(policy: Policy, tmp_dir: str, kind: str) -> tuple[tuple[str, str], ...]:
+    """The shell's whole environment: nothing is inherited, so no secret of the host can leak in."""
+    return (
+        ("PATH", _PATH),
+        ("HOME", policy.workspace),
+        ("TMPDIR", tmp_dir),
+        ("LANG", "C.UTF-8"),
+        ("TERM", "dumb"),
+        ("PAGER", "cat"),
+        ("GIT_PAGER", "cat"),
+        ("HEARTH_SANDBOX", kind),
+    )
+
+
+def _system_binds() -> list[str]:
+    args: list[str] = []
+    for path in _SYSTEM_DIRS:
+        args += ["--ro-bind-try", path, path]
+    for path in _SYSTEM_LINKS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def bwrap_argv(policy: Policy, bwrap: str, command: tuple[str, ...]) -> list[str]:
+    """The bubblewrap command line that mirrors `policy`.
+
+    Args:
+        policy: the run's policy.
+        bwrap: the bubblewrap executable.
+        command: the program to run inside, with its arguments.
+
+    Returns:
+        The argv list (never a shell string).
+    """
+    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+    if policy.network:
+        args.append("--share-net")
+    args += _system_binds()
+    if policy.network:
+        resolv = os.path.realpath("/etc/resolv.conf")
+        if not resolv.startswith(("/etc/", "/usr/")):
+            args += ["--ro-bind-try", resolv, resolv]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # An empty tmpfs over the data dir hides everything in it, even where a system bind would cover it.
+    args += ["--tmpfs", policy.data_dir]
+    if policy.work_dir is not None:
+        args += ["--ro-bind", policy.work_dir, policy.work_dir]
+    else:
+        args += ["--ro-bind-try", policy.memory_dir, policy.memory_dir]
+    args += ["--bind", policy.workspace, policy.workspace, "--chdir", policy.workspace, "--", *command]
+    return args
+
+
+def _landlock_read_only(policy: Policy) -> tuple[str, ...]:
+    return (*_landlock_read_only_system(), policy.work_dir or policy.memory_dir)
+
+
+def _probe(argv: list[str]) -> str | None:
+    """None when `argv` runs and exits 0, else the first line of what went wrong."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT, env={"PATH": _PATH}, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else f"exit code {done.returncode}"
+
+
+def _bubblewrap(bash: str) -> ShellSandbox | Unavailable:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Unavailable("bubblewrap (bwrap) is not installed")
+    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", *_system_binds()]
+    failure = _probe([*argv, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", bash, "-c", "exit 0"])
+    if failure is not None:
+        return Unavailable(f"bubblewrap cannot create a sandbox here ({failure})")
+    return ShellSandbox("bubblewrap", bwrap, bash)
+
+
+def _landlock(bash: str) -> ShellSandbox | Unavailable:
+    abi = landlock.abi_version()
+    if abi < 4:
+        why = "is not enabled in this kernel" if abi == 0 else f"ABI {abi} cannot turn the network off (4 needed)"
+        return Unavailable(f"Landlock {why}")
+    rules = landlock.LandlockRules(read_only=_landlock_read_only_system(), read_write=())
+    spec = landlock.LaunchSpec(rules, abi, "/", (bash, "-c", "exit 0"))
+    failure = _probe([sys.executable, "-I", "-S", landlock.__file__, spec.to_json()])
+    if failure is not None:
+        return Unavailable(f"Landlock cannot confine the shell here ({failure})")
+    return ShellSandbox("landlock", sys.executable, bash, abi)
+
+
+def _landlock_read_only_system() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in (*_SYSTEM_DIRS, *_SYSTEM_LINKS) if os.path.exists(p)))
+
+
+@functools.lru_cache(maxsize=8)
+def detect_shell_sandbox(mode: SandboxMode = "auto") -> ShellSandbox | Unavailable:
+    """Find an OS sandbox that works on this machine, by really starting one (cached per mode).
+
+    Args:
+        mode: `auto` (bubblewrap, then Landlock), one of them only, or `off` (the person turned the shell off).
+
+    Returns:
+        A `ShellSandbox`, or `Unavailable(reason)` telling why no shell can be offered.
+    """
+    if mode == "off":
+        return Unavailable("the shell is turned off in Hearth's settings")
+    bash = shutil.which("bash", path=_PATH)
+    if bash is None:
+        return Unavailable("bash is not installed")
+    if mode == "bubblewrap":
+        return _bubblewrap(bash)
+    if mode == "landlock":
+        return _landlock(bash)
+    found = _bubblewrap(bash)
+    if isinstance(found, ShellSandbox):
+        return found
+    fallback = _landlock(bash)
+    if isinstance(fallback, ShellSandbox):
+        return fallback
+    return Unavailable(f"{found.reason}; {fallback.reason}")

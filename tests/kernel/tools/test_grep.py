@@ -1,0 +1,164 @@
+"""The grep tool: ripgrep as an argv list, output shaped for a model, bounded, and never obeying the pattern."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernel.tools import find_rg, make_grep_tool
+
+GREP = make_grep_tool()
+
+
+def grep(env: Any, arun: Any, **arguments: Any) -> Any:
+    return arun(GREP.run(arguments, env.context()))
+
+
+def tree(env: Any) -> None:
+    (env.scratch / "src").mkdir()
+    (env.scratch / "src" / "app.py").write_text("import os\n\ndef main():\n    return 'Hello'\n", encoding="utf-8")
+    (env.scratch / "src" / "util.py").write_text("def helper():\n    return 'hello'\n", encoding="utf-8")
+    (env.scratch / "README.md").write_text("Say hello\nand goodbye\n", encoding="utf-8")
+
+
+def test_grep_lists_matching_files_by_default(env: Any, arun: Any) -> None:
+    tree(env)
+    result = grep(env, arun, pattern="hello")
+    assert not result.is_error
+    assert result.content.splitlines() == ["README.md", "src/util.py"]
+
+
+def test_grep_content_mode_shows_paths_and_line_numbers(env: Any, arun: Any) -> None:
+    tree(env)
+    result = grep(env, arun, pattern="return", output_mode="content")
+    assert result.content.splitlines() == ["src/app.py:4:    return 'Hello'", "src/util.py:2:    return 'hello'"]
+
+
+def test_grep_count_mode_counts_matching_lines_per_file(env: Any, arun: Any) -> None:
+    tree(env)
+    result = grep(env, arun, pattern="e", output_mode="count", path="src")
+    assert result.content.splitlines() == ["src/app.py:2", "src/util.py:2"]
+
+
+def test_grep_case_insensitive_finds_both_spellings(env: Any, arun: Any) -> None:
+    tree(env)
+    assert grep(env, arun, pattern="HELLO", case_insensitive=True).content.splitlines() == [
+        "README.md",
+        "src/app.py",
+        "src/util.py",
+    ]
+    assert grep(env, arun, pattern="HELLO").content == "no matches"
+
+
+def test_grep_glob_and_type_filters_narrow_the_files(env: Any, arun: Any) -> None:
+    tree(env)
+    assert grep(env, arun, pattern="hello", glob="*.md").content == "README.md"
+    assert grep(env, arun, pattern="(?i)hello", type="py").content.splitlines() == ["src/app.py", "src/util.py"]
+
+
+def test_grep_context_lines_are_marked_and_groups_separated(env: Any, arun: Any) -> None:
+    tree(env)
+    result = grep(env, arun, pattern="def", output_mode="content", path="src", after=1)
+    assert result.content.splitlines() == [
+        "src/app.py:3:def main():",
+        "src/app.py-4-    return 'Hello'",
+        "--",
+        "src/util.py:1:def helper():",
+        "src/util.py-2-    return 'hello'",
+    ]
+
+
+def test_grep_pages_with_head_limit_and_offset(env: Any, arun: Any) -> None:
+    (env.scratch / "many.txt").write_text("".join(f"item {n}\n" for n in range(1, 8)), encoding="utf-8")
+    first = grep(env, arun, pattern="item", output_mode="content", head_limit=3)
+    assert first.content.splitlines() == [
+        "many.txt:1:item 1",
+        "many.txt:2:item 2",
+        "many.txt:3:item 3",
+        "[more results: call again with offset=3]",
+    ]
+    last = grep(env, arun, pattern="item", output_mode="content", head_limit=3, offset=6)
+    assert last.content.splitlines() == ["many.txt:7:item 7"]
+
+
+def test_a_pattern_that_looks_like_an_option_is_searched_not_obeyed(env: Any, arun: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "pre-ran"
+    script = env.scratch / "pre.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n", encoding="utf-8")
+    script.chmod(0o755)
+    (env.scratch / "doc.txt").write_text("run rg --pre=/bin/sh to preprocess\n", encoding="utf-8")
+    result = grep(env, arun, pattern="--pre=/bin/sh", output_mode="content")
+    assert result.content == "doc.txt:1:run rg --pre=/bin/sh to preprocess"
+    option_like = grep(env, arun, pattern=f"--pre={script}", output_mode="content")
+    assert option_like.content == "no matches"
+    assert not marker.exists()
+
+
+def test_a_pattern_that_is_not_an_option_does_match_its_literal(env: Any, arun: Any) -> None:
+    (env.scratch / "flags.txt").write_text("use -v to invert\n", encoding="utf-8")
+    assert grep(env, arun, pattern="-v", output_mode="content").content == "flags.txt:1:use -v to invert"
+
+
+def test_grep_does_not_follow_symlinks_in_the_tree(env: Any, arun: Any, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.txt").write_text("needle outside\n", encoding="utf-8")
+    os.symlink(outside, env.scratch / "outlink")
+    (env.scratch / "near.txt").write_text("needle inside\n", encoding="utf-8")
+    assert grep(env, arun, pattern="needle").content == "near.txt"
+    assert env.asked == []
+
+
+def test_grep_outside_the_data_dir_asks_and_respects_a_refusal(env: Any, arun: Any, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.txt").write_text("needle outside\n", encoding="utf-8")
+    env.answer = False
+    refused = grep(env, arun, pattern="needle", path=str(outside))
+    assert refused.is_error and refused.content.startswith("denied:")
+    assert env.asked == [("read", str(outside))]
+    env.answer = True
+    assert grep(env, arun, pattern="needle", path=str(outside)).content == f"{outside}/far.txt"
+
+
+def test_a_bad_regex_is_a_clear_error(env: Any, arun: Any) -> None:
+    tree(env)
+    result = grep(env, arun, pattern="(unclosed")
+    assert result.is_error and "regex" in result.content
+
+
+def test_bad_arguments_are_error_results(env: Any, arun: Any) -> None:
+    for arguments in (
+        {},
+        {"pattern": ""},
+        {"pattern": "x", "output_mode": "lines"},
+        {"pattern": "x", "type": "p y"},
+        {"pattern": "x", "head_limit": 0},
+        {"pattern": "a\x00b"},
+    ):
+        result = arun(GREP.run(arguments, env.context()))
+        assert result.is_error and result.content.startswith("error:"), arguments
+
+
+def test_grep_times_out_with_a_clear_message(env: Any, arun: Any) -> None:
+    tree(env)
+    result = arun(make_grep_tool(timeout=0).run({"pattern": "hello"}, env.context()))
+    assert result.is_error and "timed out" in result.content
+
+
+def test_grep_output_is_capped(env: Any, arun: Any) -> None:
+    (env.scratch / "long.txt").write_text("".join(f"match line {n:04}\n" for n in range(500)), encoding="utf-8")
+    result = arun(
+        make_grep_tool(output_cap=300).run(
+            {"pattern": "match", "output_mode": "content", "head_limit": 500}, env.context()
+        )
+    )
+    assert len(result.content) < 500 and "characters omitted" in result.content
+
+
+def test_the_rg_binary_is_taken_from_beside_the_running_python_first() -> None:
+    beside = os.path.join(os.path.dirname(sys.executable), "rg")
+    assert os.path.exists(beside)
+    assert find_rg() == beside
