@@ -113,6 +113,16 @@ class Ledger:
             os.fsync(self._fd)
         return head
 
+    def record_ending_at(self, offset: int) -> Record | None:
+        """The record whose line ends exactly at byte `offset`, if there is one (a checkpoint check)."""
+        if offset <= 0 or offset > self.size or os.pread(self._fd, 1, offset - 1) != b"\n":
+            return None
+        start = self._line_start(offset)
+        try:
+            return Record.from_json(json.loads(os.pread(self._fd, offset - start, start)))
+        except ValueError:
+            return None
+
     def append(self, drafts: Sequence[Record]) -> list[Record]:
         """Seal `drafts` onto the chain, write them with one write, fsync, and return them sealed."""
         sealed: list[Record] = []

@@ -160,10 +160,34 @@ class Record:
             ValueError: a required field is missing or has the wrong type.
         """
         known = {
-            "seq", "id", "op", "source", "observedAt", "prev", "hash", "trust", "key", "tier", "scope", "evidence",
-            "validFrom", "validUntil", "replaces", "target", "targets", "scrubbed", "decision", "conflictsWith",
-            "confidence", "reassert", "commit", "text", "reason", "sig", "salt",
-        }  # fmt: skip
+            "seq",
+            "id",
+            "op",
+            "source",
+            "observedAt",
+            "prev",
+            "hash",
+            "trust",
+            "key",
+            "tier",
+            "scope",
+            "evidence",
+            "validFrom",
+            "validUntil",
+            "replaces",
+            "target",
+            "targets",
+            "scrubbed",
+            "decision",
+            "conflictsWith",
+            "confidence",
+            "reassert",
+            "commit",
+            "text",
+            "reason",
+            "sig",
+            "salt",
+        }
         try:
             evidence = obj.get("evidence") or {}
             seq, rid, op = obj["seq"], obj["id"], obj["op"]
@@ -216,8 +240,9 @@ def is_record_id(value: str) -> bool:
 
 
 def normalise_text(text: str) -> str:
-    """The form two statements of the same fact share: NFKC, case-folded, punctuation and spacing collapsed."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    """The form two statements of the same fact share: NFKC, case-folded, apostrophes dropped, other
+    punctuation and spacing collapsed."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
     kept = "".join(ch if ch.isalnum() else " " for ch in folded)
     return " ".join(kept.split())
 

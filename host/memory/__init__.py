@@ -1,0 +1,70 @@
+"""An agent's memory: an audited, hash-chained ledger of facts and the views derived from it.
+
+`MemoryHub` opens one `MemoryStore` per agent; the store is the single writer of its ledger. The model's
+tools, the extraction plan, the MEMORY.md watcher and the prompt's memory section build on the store.
+"""
+
+from host.memory.errors import (
+    InvalidMemoryRequestError,
+    MemoryLockedError,
+    MemoryStateError,
+    MemoryStoreError,
+    RecordNotFoundError,
+    SensitiveContentError,
+    UnknownAgentError,
+)
+from host.memory.extraction import (
+    ExchangeItem,
+    ExtractionOp,
+    apply_extraction,
+    extraction_prompt,
+    parse_extraction,
+    worth_extracting,
+)
+from host.memory.fold import Conflict, Fact, Standing
+from host.memory.gate import check_sensitive
+from host.memory.hub import MemoryHub
+from host.memory.ledger import VerifyReport
+from host.memory.reads import VIEWS, Listing, SearchHit
+from host.memory.records import Evidence, Record
+from host.memory.section import MemorySection
+from host.memory.store import MemoryStore
+from host.memory.tools import MEMORY_TOOL_NAMES, memory_tool_definitions, run_memory_tool
+from host.memory.values import MemoryEvent, NoteItem, WriteOutcome
+from host.memory.watcher import watch_memory_views
+
+__all__ = [
+    "MEMORY_TOOL_NAMES",
+    "VIEWS",
+    "Conflict",
+    "Evidence",
+    "ExchangeItem",
+    "ExtractionOp",
+    "Fact",
+    "InvalidMemoryRequestError",
+    "Listing",
+    "MemoryEvent",
+    "MemoryHub",
+    "MemoryLockedError",
+    "MemorySection",
+    "MemoryStateError",
+    "MemoryStore",
+    "MemoryStoreError",
+    "NoteItem",
+    "Record",
+    "RecordNotFoundError",
+    "SearchHit",
+    "SensitiveContentError",
+    "Standing",
+    "UnknownAgentError",
+    "VerifyReport",
+    "WriteOutcome",
+    "apply_extraction",
+    "check_sensitive",
+    "extraction_prompt",
+    "memory_tool_definitions",
+    "parse_extraction",
+    "run_memory_tool",
+    "watch_memory_views",
+    "worth_extracting",
+]

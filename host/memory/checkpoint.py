@@ -1,0 +1,84 @@
+"""Keeping the derived index in step with the ledger: catch up from a checkpoint, rebuild, finish erases.
+
+The index's `meta` holds a checkpoint (ledger byte offset, head seq and hash, epoch mark). Opening folds
+only the records after it, so opening costs the same however long the history is; a checkpoint that does
+not match the ledger (a deleted, stale or foreign index) means a rebuild from the whole ledger. An erase
+that a crash interrupted is finished here: its content leaves the ledger and the index before any read.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from host.memory.fold import MemoryState, fold
+from host.memory.index import MemoryIndex
+from host.memory.ledger import Ledger
+
+__all__ = ["set_checkpoint", "catch_up", "rebuild", "finish_erasures"]
+
+logger = logging.getLogger(__name__)
+
+
+def set_checkpoint(ledger: Ledger, index: MemoryIndex, epoch_mark: int) -> None:
+    """Record in the index how far into the ledger it has folded (inside the caller's transaction)."""
+    index.set_meta(
+        ledger_offset=ledger.size, head_seq=ledger.head_seq, head_hash=ledger.head_hash, epoch_mark=epoch_mark
+    )
+
+
+def catch_up(ledger: Ledger, index: MemoryIndex) -> bool:
+    """Fold the records the index has not seen; rebuild when its checkpoint does not match the ledger.
+
+    Returns:
+        Whether an erase is to be finished (one was folded now, or one was cut short earlier): the caller
+        then runs `finish_erasures`.
+    """
+    offset = int(index.meta("ledger_offset") or -1)
+    if offset == 0 and ledger.head_seq == 0 and index.meta("head_seq") == "0":
+        return False
+    head = ledger.record_ending_at(offset) if offset > 0 else None
+    if head is None or str(head.seq) != index.meta("head_seq") or head.hash != index.meta("head_hash"):
+        return rebuild(ledger, index)
+    saw_erase = False
+    epoch_mark = int(index.meta("epoch_mark") or 0)
+    with index.transaction():
+        for _, record in ledger.read(offset):
+            effect = fold(record, index)
+            index.apply(record, effect)
+            epoch_mark = record.seq if effect.bumps_epoch else epoch_mark
+            saw_erase = saw_erase or record.op == "erase"
+        set_checkpoint(ledger, index, epoch_mark)
+    return saw_erase or index.meta("erase_pending") is not None
+
+
+def rebuild(ledger: Ledger, index: MemoryIndex) -> bool:
+    """Rebuild the whole index from the ledger (folded in memory, then written in one transaction).
+
+    Returns:
+        Whether the ledger holds an erase record.
+    """
+    state = MemoryState()
+    saw_erase = False
+    for _, record in ledger.read():
+        state.apply(record)
+        saw_erase = saw_erase or record.op == "erase"
+    index.reset()
+    with index.transaction():
+        index.put_facts(state.facts.values())
+        index.put_tombstones(state.tombstones)
+        set_checkpoint(ledger, index, state.epoch_mark)
+    logger.info("memory index %s rebuilt from %d ledger records", index.path, state.last_seq)
+    return saw_erase
+
+
+def finish_erasures(ledger: Ledger, index: MemoryIndex) -> None:
+    """Make sure no content named by any erase record is left in the ledger or in the index's free pages."""
+    doomed: set[str] = set()
+    for record in ledger.records():
+        if record.op == "erase":
+            doomed.update(record.targets, record.scrubbed)
+    if any(record.id in doomed and record.content() for record in ledger.records()):
+        ledger.rewrite(lambda r: r.without_content() if r.id in doomed else r)
+        with index.transaction():
+            set_checkpoint(ledger, index, int(index.meta("epoch_mark") or 0))
+    index.purge()

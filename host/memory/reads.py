@@ -1,0 +1,182 @@
+"""The read side of an agent's memory: views, search, history, verification and the prompt's inputs.
+
+"Now" queries read the persistent projection in the index, so their cost does not grow with the
+ledger's length beyond what they return. `knownAt` queries replay the ledger up to that transaction
+time (what we believed then); `asOf` picks the valid-time instant (what was true then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
+from host.memory.fold import Conflict, Fact, Standing, classify, replay, valid_at
+from host.memory.index import MemoryIndex
+from host.memory.ledger import Ledger, VerifyReport
+from host.memory.query import match_expression, query_terms
+from host.memory.records import Record, format_instant
+from host.memory.section import MemorySection, SectionLimits, render_recall_block, render_section
+from host.memory.values import parse_instant
+
+__all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS"]
+
+VIEWS = ("current", "conflicts", "proposed", "all", "retracted")
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    facts: tuple[Fact, ...]
+    conflicts: tuple[Conflict, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    fact: Fact
+    score: float
+
+
+class MemoryReads:
+    """Queries over one agent's ledger and index (the base of `MemoryStore`)."""
+
+    _clock: Callable[[], datetime]
+
+    def __init__(self, ledger: Ledger, index: MemoryIndex) -> None:
+        self._ledger = ledger
+        self._index = index
+
+    def _now(self) -> str:
+        return format_instant(self._clock())
+
+    @property
+    def epoch_mark(self) -> int:
+        """The seq of the last record that changed what the system prompt must say."""
+        return int(self._index.meta("epoch_mark") or 0)
+
+    @property
+    def last_seq(self) -> int:
+        return self._ledger.head_seq
+
+    def close(self) -> None:
+        self._ledger.close()
+        self._index.close()
+
+    def fact(self, record_id: str) -> Fact:
+        """The fact record `record_id` as it stands now.
+
+        Raises:
+            RecordNotFoundError: no such fact, or it was erased.
+        """
+        fact = self._index.fact(record_id)
+        if fact is None or fact.status == "erased":
+            raise RecordNotFoundError(f"no memory record {record_id}")
+        return fact
+
+    def standing(self, *, as_of: str | None = None, known_at: str | None = None) -> Standing:
+        """Current facts and conflicts at valid time `as_of` (default now), as believed at `known_at`."""
+        instant = parse_instant(as_of, "asOf") or self._now()
+        if known_at is not None:
+            state = replay(self._ledger.records(), known_at=parse_instant(known_at, "knownAt"))
+            return classify(state.facts.values(), instant)
+        return classify(self._index.candidates(instant), instant)
+
+    def list_facts(self, view: str, *, as_of: str | None = None, known_at: str | None = None) -> Listing:
+        """One of the views: current, conflicts, proposed, all, retracted.
+
+        Raises:
+            InvalidMemoryRequestError: unknown view or malformed instant.
+        """
+        if view not in VIEWS:
+            raise InvalidMemoryRequestError(f"view must be one of {', '.join(VIEWS)}")
+        if view in ("current", "conflicts"):
+            standing = self.standing(as_of=as_of, known_at=known_at)
+            return Listing(standing.current if view == "current" else (), standing.conflicts)
+        if known_at is not None:
+            facts = list(replay(self._ledger.records(), known_at=parse_instant(known_at, "knownAt")).facts.values())
+            facts = [f for f in facts if f.status != "erased" and f.text is not None]
+        else:
+            facts = self._index.by_state()
+        instant = parse_instant(as_of, "asOf")
+        if view == "proposed":
+            facts = [f for f in facts if f.trust == "proposed" and f.status == "live"]
+        elif view == "retracted":
+            facts = [f for f in facts if f.status == "retracted"]
+        if instant is not None:
+            facts = [f for f in facts if valid_at(f, instant)]
+        return Listing(tuple(sorted(facts, key=lambda f: f.seq)))
+
+    def search(
+        self, query: str, *, limit: int = 10, include_retracted: bool = False, as_of: str | None = None
+    ) -> list[SearchHit]:
+        """BM25 recall over confirmed facts: the path `memory_recall` and `memory.search` share.
+
+        Args:
+            query: free text; its content words are OR-joined.
+            limit: the most hits to return.
+            include_retracted: also search retracted and replaced facts (they are labelled by status).
+            as_of: only facts valid at this instant.
+        """
+        expression = match_expression(query_terms(query))
+        if expression is None or limit <= 0:
+            return []
+        statuses = ("live", "retracted", "superseded") if include_retracted else ("live",)
+        instant = parse_instant(as_of, "asOf")
+        hits: list[SearchHit] = []
+        seen: set[str] = set()
+        for fact, score in self._index.search(expression, limit=limit * 2, statuses=statuses, instant=instant):
+            if fact.sig in seen:
+                continue
+            seen.add(fact.sig or fact.id)
+            hits.append(SearchHit(fact, -score))
+            if len(hits) == limit:
+                break
+        return hits
+
+    def history(
+        self, record_id: str | None = None, *, limit: int | None = None, before_seq: int | None = None
+    ) -> list[Record]:
+        """The audit trail: every record touching `record_id`, or all records (newest `limit` before `before_seq`).
+
+        Raises:
+            RecordNotFoundError: `record_id` names no record.
+        """
+        if record_id is None:
+            records = [r for r in self._ledger.records() if before_seq is None or r.seq < before_seq]
+            return records[-limit:] if limit else records
+        related = [
+            r
+            for r in self._ledger.records()
+            if record_id in (r.id, r.target, r.replaces) or record_id in r.targets or record_id in r.scrubbed
+        ]
+        if not related:
+            raise RecordNotFoundError(f"no memory record {record_id}")
+        return related[-limit:] if limit else related
+
+    def verify(self) -> VerifyReport:
+        """Re-walk the hash chain from disk and name the first bad record."""
+        return self._ledger.verify()
+
+    def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60) -> MemorySection:
+        """The bounded memory section for the system prompt, from the facts standing now."""
+        return render_section(self.standing(), SectionLimits(max_bytes, max_lines))
+
+    def recall_block(
+        self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10
+    ) -> str | None:
+        """The per-turn block: recall for `text` plus standing facts added after `since_seq` (background).
+
+        Args:
+            text: the latest message.
+            since_seq: the ledger seq at which the system prompt was frozen.
+            exclude_ids: facts the frozen section already shows.
+            limit: the most recalled facts.
+            added_limit: the most background additions listed (the rest are counted).
+        """
+        skip = set(exclude_ids)
+        recalled = [hit.fact for hit in self.search(text, limit=limit + len(skip)) if hit.fact.id not in skip]
+        recalled = recalled[:limit]
+        skip.update(fact.id for fact in recalled)
+        added, total = self._index.added_since(since_seq, self._now(), added_limit)
+        kept = [fact for fact in added if fact.id not in skip]
+        return render_recall_block(recalled, kept, max(0, total - len(added)))

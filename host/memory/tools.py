@@ -1,0 +1,230 @@
+"""The model's memory tools, executed by the host: memory_note, memory_recall, memory_correct, memory_forget.
+
+Replies say plainly what happened ("already recorded", "nothing matched", "stored as proposed"), and a
+refusal is a reply with `is_error`, never an exception. Review, erase and export are a person's acts and
+are not offered here. With memory off the host offers none of these tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from host.memory.errors import MemoryStoreError
+from host.memory.fold import Fact
+from host.memory.records import TIERS, Evidence
+from host.memory.section import fact_line
+from host.memory.store import MemoryStore
+from host.memory.values import WriteOutcome
+from protocol.errors import NOT_FOUND
+
+__all__ = ["MEMORY_TOOL_NAMES", "memory_tool_definitions", "run_memory_tool"]
+
+MEMORY_TOOL_NAMES = ("memory_note", "memory_recall", "memory_correct", "memory_forget")
+
+_ID = {"type": "string", "pattern": "^m-[0-9a-f]{12}$", "description": "A record id such as m-1a2b3c4d5e6f."}
+_DATE = {"type": "string", "description": "ISO 8601 date or date-time, e.g. 2024-03-01."}
+
+
+def memory_tool_definitions() -> list[tuple[str, str, dict[str, Any]]]:
+    """The memory tools as (name, description, JSON Schema of the arguments), for the kernel's tool list."""
+    note = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "One fact, as a full sentence about the user or the work."},
+            "key": {
+                "type": "string",
+                "description": "Optional stable slot for a fact with one current value, "
+                "e.g. user.home_city or user.employer.",
+            },
+            "tier": {
+                "type": "string",
+                "enum": list(TIERS),
+                "description": "profile: lasting facts about the "
+                "user; note: everything else (default); log: a dated event.",
+            },
+            "validFrom": {**_DATE, "description": "When it became true, if known."},
+            "validUntil": {**_DATE, "description": "When it stops or stopped being true, if known."},
+            "basis": {
+                "type": "string",
+                "enum": ["user", "tool", "file", "peer"],
+                "description": "Where the fact comes from: the user's words (default), a tool result, a file "
+                "you read, or another agent. Only the user's words are kept as confirmed.",
+            },
+            "reassert": {
+                "type": "boolean",
+                "description": "True only when the user has just explicitly asked you "
+                "to remember again a fact that was forgotten.",
+            },
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    recall = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "A few words about what to find."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "At most this many (default 8)."},
+            "includeRetracted": {"type": "boolean", "description": "Also show forgotten and replaced records."},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    correct = {
+        "type": "object",
+        "properties": {
+            "id": _ID,
+            "text": {"type": "string", "description": "The corrected fact, as a full sentence."},
+            "validFrom": {
+                **_DATE,
+                "description": "Give it when the world changed (the old fact held until then); "
+                "leave it out when the old record was simply wrong.",
+            },
+        },
+        "required": ["id", "text"],
+        "additionalProperties": False,
+    }
+    forget = {
+        "type": "object",
+        "properties": {"id": _ID, "reason": {"type": "string", "description": "Why, in a few words."}},
+        "required": ["id", "reason"],
+        "additionalProperties": False,
+    }
+    return [
+        (
+            "memory_note",
+            "Remember one fact for future conversations. Use it when the user tells you something "
+            "worth keeping about themselves, their preferences or their work.",
+            note,
+        ),
+        ("memory_recall", "Search your long-term memory for facts that match a few words.", recall),
+        ("memory_correct", "Replace a remembered fact (by its id) that was wrong or has changed.", correct),
+        (
+            "memory_forget",
+            "Forget a remembered fact (by its id), e.g. when the user asks you to. It will not "
+            "come back unless the user states it again.",
+            forget,
+        ),
+    ]
+
+
+def _text(arguments: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = arguments.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise ValueError(f"`{name}` must be a non-empty string")
+    return value
+
+
+def _basis(arguments: dict[str, Any], evidence: Evidence) -> Evidence:
+    claimed = arguments.get("basis")
+    if claimed in (None, "user") or evidence.basis is not None:
+        return evidence
+    if claimed not in ("tool", "file", "peer"):
+        raise ValueError("`basis` must be user, tool, file or peer")
+    return Evidence(evidence.source, evidence.seq, evidence.tool_call_id, str(claimed))
+
+
+def _describe(outcome: WriteOutcome) -> str:
+    fact = outcome.fact
+    ident = fact.id if fact else "?"
+    if outcome.kind == "recorded":
+        reply = f"Recorded as {ident}. It is part of your memory from the next turn."
+        if outcome.related:
+            rivals = "; ".join(fact_line(f) for f in outcome.related)
+            reply += (
+                f" It conflicts with {rivals} for the same key: both are shown as a conflict until one is "
+                "corrected or forgotten (use memory_correct on the one that no longer holds)."
+            )
+        return reply
+    if outcome.kind == "proposed":
+        return (
+            f"Stored as proposed ({ident}): it did not come from the user, so it waits for a person's review "
+            "and is not used as a fact until confirmed."
+        )
+    if outcome.kind == "duplicate":
+        return f"Already recorded as {ident}; nothing changed."
+    if outcome.kind == "suppressed":
+        gone = outcome.related[0].id if outcome.related else outcome.tombstone_id
+        return (
+            f"Not stored: this fact was forgotten earlier ({gone}). It comes back only if the user asks for it "
+            "explicitly (then call memory_note with reassert true)."
+        )
+    if outcome.kind == "corrected":
+        old = outcome.related[0].id if outcome.related else "the old record"
+        return f"Corrected: {ident} replaces {old}. The change is in your memory from the next turn."
+    if outcome.kind == "retracted":
+        extra = f" (and {len(outcome.related)} copies of it)" if outcome.related else ""
+        return f"Forgotten: {ident}{extra}. It is gone from your memory from the next turn."
+    if outcome.kind == "unchanged":
+        return (
+            f"Nothing to do: {ident} already says that."
+            if fact and fact.status == "live"
+            else (f"Nothing to do: {ident} was already forgotten.")
+        )
+    return f"Done ({outcome.kind}): {ident}."
+
+
+def _recall_reply(hits: list[Fact], query: str) -> str:
+    if not hits:
+        return f"Nothing matched {query!r}."
+    lines = [f"{len(hits)} record(s) matched {query!r}, best first:"]
+    for number, fact in enumerate(hits, start=1):
+        status = "" if fact.status == "live" else f" [{fact.status}]"
+        lines.append(f"{number}. {fact_line(fact)}{status}")
+    return "\n".join(lines)
+
+
+async def run_memory_tool(
+    store: MemoryStore, name: str, arguments: dict[str, Any], evidence: Evidence
+) -> tuple[str, bool]:
+    """Run one memory tool call for the model.
+
+    Args:
+        store: the calling agent's memory.
+        name: the tool name (one of `MEMORY_TOOL_NAMES`).
+        arguments: the parsed arguments from the model.
+        evidence: the writer (normally `agent`; `peer:<id>` for a run woken by a peer), transcript seq and
+            tool call id.
+
+    Returns:
+        (content for the model, whether it is an error).
+    """
+    try:
+        if name == "memory_note":
+            outcome = await store.note(
+                _text(arguments, "text") or "",
+                evidence=_basis(arguments, evidence),
+                key=_text(arguments, "key", required=False),
+                tier=_text(arguments, "tier", required=False) or "note",
+                valid_from=_text(arguments, "validFrom", required=False),
+                valid_until=_text(arguments, "validUntil", required=False),
+                reassert=arguments.get("reassert") is True,
+            )
+            return _describe(outcome), False
+        if name == "memory_recall":
+            query = _text(arguments, "query") or ""
+            limit = arguments.get("limit", 8)
+            if not isinstance(limit, int) or not 1 <= limit <= 50:
+                raise ValueError("`limit` must be an integer from 1 to 50")
+            hits = store.search(query, limit=limit, include_retracted=arguments.get("includeRetracted") is True)
+            return _recall_reply([hit.fact for hit in hits], query), False
+        if name == "memory_correct":
+            outcome = await store.correct(
+                _text(arguments, "id") or "",
+                _text(arguments, "text") or "",
+                evidence=evidence,
+                valid_from=_text(arguments, "validFrom", required=False),
+            )
+            return _describe(outcome), False
+        if name == "memory_forget":
+            outcome = await store.retract(
+                _text(arguments, "id") or "", evidence=evidence, reason=_text(arguments, "reason", required=False)
+            )
+            return _describe(outcome), False
+    except ValueError as exc:
+        return f"Invalid arguments: {exc}.", True
+    except MemoryStoreError as exc:
+        hint = " Use memory_recall to find record ids." if exc.code == NOT_FOUND else ""
+        return exc.message + hint, True
+    return f"Unknown memory tool {name!r}.", True

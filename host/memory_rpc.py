@@ -1,0 +1,222 @@
+"""The `memory.*` methods a shell calls, and the conversion of memory change notices into events.
+
+Every act here is a person's (source `human`). An unknown agent or record is NOT_FOUND, a refused secret is
+SENSITIVE_CONTENT, a malformed instant is INVALID_PARAMS: the store's typed errors carry their codes.
+Ledger walks (history, verify) run in a worker thread so a long ledger does not stall the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from host.memory.fold import Fact
+from host.memory.hub import MemoryHub
+from host.memory.records import Evidence, Record
+from host.memory.values import MemoryEvent, WriteOutcome
+from protocol.dispatch import Router
+from protocol.models.memory import (
+    MEMORY_EVENTS,
+    MEMORY_METHODS,
+    MemoryChangedEvent,
+    MemoryConflictModel,
+    MemoryCorrectParams,
+    MemoryCorrectResult,
+    MemoryEraseParams,
+    MemoryEraseResult,
+    MemoryEvidenceModel,
+    MemoryHistoryParams,
+    MemoryHistoryResult,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryNoteParams,
+    MemoryNoteResult,
+    MemoryProposedEvent,
+    MemoryRecordModel,
+    MemoryRetractParams,
+    MemoryRetractResult,
+    MemoryReviewParams,
+    MemoryReviewResult,
+    MemorySearchHit,
+    MemorySearchParams,
+    MemorySearchResult,
+    MemoryVerifyParams,
+    MemoryVerifyResult,
+    MemoryWriteResult,
+)
+
+__all__ = [
+    "MEMORY_METHODS",
+    "MEMORY_EVENTS",
+    "register_memory_methods",
+    "memory_notification",
+    "fact_to_model",
+    "record_to_model",
+]
+
+_HUMAN = Evidence("human")
+
+
+def _evidence(seq: int | None, tool_call_id: str | None, basis: str | None) -> MemoryEvidenceModel | None:
+    if seq is None and tool_call_id is None and basis is None:
+        return None
+    return MemoryEvidenceModel(seq=seq, tool_call_id=tool_call_id, basis=basis)
+
+
+def fact_to_model(fact: Fact) -> MemoryRecordModel:
+    """A fact as it stands, for the wire."""
+    return MemoryRecordModel.model_validate(
+        {
+            "id": fact.id,
+            "seq": fact.seq,
+            "op": fact.op,
+            "source": fact.source,
+            "observed_at": fact.observed_at,
+            "trust": fact.trust,
+            "status": fact.status,
+            "key": fact.key,
+            "tier": fact.tier,
+            "scope": fact.scope,
+            "text": fact.text,
+            "evidence": _evidence(fact.evidence_seq, fact.tool_call_id, fact.basis),
+            "valid_from": fact.valid_from,
+            "valid_until": fact.valid_until,
+            "replaces": fact.replaces,
+            "decision": fact.replace_mode,
+            "conflicts_with": list(fact.conflicts_with),
+            "confidence": fact.confidence,
+            "changed_by": fact.changed_by,
+            "erased": fact.status == "erased" or fact.text is None,
+        }
+    )
+
+
+def record_to_model(record: Record) -> MemoryRecordModel:
+    """A ledger record (an event of any op), for the wire. Erased content is simply absent."""
+    return MemoryRecordModel.model_validate(
+        {
+            "id": record.id,
+            "seq": record.seq,
+            "op": record.op,
+            "source": record.source,
+            "observed_at": record.observed_at,
+            "trust": record.trust,
+            "key": record.key,
+            "tier": record.tier,
+            "scope": record.scope,
+            "text": record.text,
+            "reason": record.reason,
+            "evidence": _evidence(record.evidence_seq, record.tool_call_id, record.basis),
+            "valid_from": record.valid_from,
+            "valid_until": record.valid_until,
+            "replaces": record.replaces,
+            "target": record.target,
+            "targets": list(record.targets),
+            "scrubbed": list(record.scrubbed),
+            "decision": record.decision,
+            "conflicts_with": list(record.conflicts_with),
+            "confidence": record.confidence,
+            "reassert": record.reassert,
+            "erased": bool(record.commit) and not record.content(),
+        }
+    )
+
+
+def _write_result(cls: type[MemoryWriteResult], outcome: WriteOutcome) -> MemoryWriteResult:
+    return cls(
+        outcome=outcome.kind,  # a WriteOutcome kind is one of WriteOutcomeKind by construction
+        record=fact_to_model(outcome.fact) if outcome.fact is not None else None,
+        written=[record_to_model(r) for r in outcome.records],
+        related=[fact_to_model(f) for f in outcome.related],
+    )
+
+
+def memory_notification(event: MemoryEvent) -> tuple[str, MemoryChangedEvent | MemoryProposedEvent]:
+    """The (method, params) of the notification a shell gets for a memory change notice."""
+    if event.kind == "proposed":
+        return "memory.proposed", MemoryProposedEvent(
+            agent_id=event.agent_id, records=[fact_to_model(f) for f in event.facts]
+        )
+    return "memory.changed", MemoryChangedEvent.model_validate(
+        {
+            "agent_id": event.agent_id,
+            "op": event.op,
+            "record_ids": list(event.record_ids),
+            "epoch_bumped": event.epoch_bumped,
+        }
+    )
+
+
+def register_memory_methods(router: Router, hub: MemoryHub) -> None:
+    """Add every `memory.*` method to `router`, backed by `hub`.
+
+    Args:
+        router: the host's request router.
+        hub: the host's memory hub.
+    """
+
+    async def list_memory(p: MemoryListParams) -> MemoryListResult:
+        listing = hub.get(p.agent_id).list_facts(p.view, as_of=p.as_of, known_at=p.known_at)
+        conflicts = [
+            MemoryConflictModel(key=c.key, records=[fact_to_model(f) for f in c.facts]) for c in listing.conflicts
+        ]
+        return MemoryListResult(view=p.view, records=[fact_to_model(f) for f in listing.facts], conflicts=conflicts)
+
+    async def search(p: MemorySearchParams) -> MemorySearchResult:
+        hits = hub.get(p.agent_id).search(p.query, limit=p.limit, include_retracted=p.include_retracted, as_of=p.as_of)
+        return MemorySearchResult(hits=[MemorySearchHit(record=fact_to_model(h.fact), score=h.score) for h in hits])
+
+    async def history(p: MemoryHistoryParams) -> MemoryHistoryResult:
+        store = hub.get(p.agent_id)
+        records = await asyncio.to_thread(store.history, p.record_id, limit=p.limit, before_seq=p.before_seq)
+        return MemoryHistoryResult(records=[record_to_model(r) for r in records])
+
+    async def verify(p: MemoryVerifyParams) -> MemoryVerifyResult:
+        report = await asyncio.to_thread(hub.get(p.agent_id).verify)
+        return MemoryVerifyResult(
+            ok=report.ok,
+            count=report.count,
+            head=report.head,
+            first_bad_seq=report.first_bad_seq,
+            first_bad_id=report.first_bad_id,
+            problem=report.problem,
+        )
+
+    async def note(p: MemoryNoteParams) -> MemoryWriteResult:
+        outcome = await hub.get(p.agent_id).note(
+            p.text,
+            evidence=_HUMAN,
+            key=p.key,
+            tier=p.tier,
+            valid_from=p.valid_from,
+            valid_until=p.valid_until,
+            confidence=p.confidence,
+        )
+        return _write_result(MemoryNoteResult, outcome)
+
+    async def correct(p: MemoryCorrectParams) -> MemoryWriteResult:
+        store = hub.get(p.agent_id)
+        outcome = await store.correct(p.record_id, p.text, evidence=_HUMAN, valid_from=p.valid_from, key=p.key)
+        return _write_result(MemoryCorrectResult, outcome)
+
+    async def retract(p: MemoryRetractParams) -> MemoryWriteResult:
+        outcome = await hub.get(p.agent_id).retract(p.record_id, evidence=_HUMAN, reason=p.reason)
+        return _write_result(MemoryRetractResult, outcome)
+
+    async def review(p: MemoryReviewParams) -> MemoryWriteResult:
+        store = hub.get(p.agent_id)
+        outcome = await store.review(p.record_id, p.decision, text=p.text, key=p.key, reason=p.reason)
+        return _write_result(MemoryReviewResult, outcome)
+
+    async def erase(p: MemoryEraseParams) -> MemoryWriteResult:
+        outcome = await hub.get(p.agent_id).erase(p.record_id, reason=p.reason, evidence=_HUMAN)
+        return _write_result(MemoryEraseResult, outcome)
+
+    router.add("memory.list", MemoryListParams, list_memory)
+    router.add("memory.search", MemorySearchParams, search)
+    router.add("memory.history", MemoryHistoryParams, history)
+    router.add("memory.verify", MemoryVerifyParams, verify)
+    router.add("memory.note", MemoryNoteParams, note)
+    router.add("memory.correct", MemoryCorrectParams, correct)
+    router.add("memory.retract", MemoryRetractParams, retract)
+    router.add("memory.review", MemoryReviewParams, review)
+    router.add("memory.erase", MemoryEraseParams, erase)

@@ -1,0 +1,71 @@
+"""Records: canonical form, hash over the chained fields, salted commitments, signatures, instants."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from host.memory.records import (
+    Record,
+    chain_hash,
+    commitment,
+    content_signature,
+    is_record_id,
+    new_record_id,
+    seal,
+    to_instant,
+)
+
+
+def draft(text: str = "User likes tea") -> Record:
+    return Record(seq=0, id="m-0123456789ab", op="assert", source="user", observed_at="2026-01-01T00:00:00.000000Z",
+                  trust="confirmed", tier="note", text=text, sig=content_signature(text))  # fmt: skip
+
+
+def test_a_sealed_record_commits_to_its_text_with_a_salt_and_round_trips() -> None:
+    record = seal(draft(), seq=1, prev="0" * 64)
+    assert record.salt is not None and dict(record.commit)["text"] == commitment(record.salt, "User likes tea")
+    assert record.hash == chain_hash(record)
+    assert Record.from_json(json.loads(json.dumps(record.to_json()))) == record
+
+
+def test_the_hash_does_not_cover_the_text_so_erasing_it_keeps_the_hash() -> None:
+    record = seal(draft(), seq=1, prev="0" * 64)
+    erased = record.without_content()
+    assert erased.text is None and erased.salt is None and chain_hash(erased) == record.hash
+    assert "User likes tea" not in json.dumps(erased.to_json())
+
+
+def test_the_hash_covers_everything_else() -> None:
+    record = seal(draft(), seq=1, prev="0" * 64)
+    assert chain_hash(Record.from_json({**record.to_json(), "tier": "profile"})) != record.hash
+    assert chain_hash(Record.from_json({**record.to_json(), "prev": "1" * 64})) != record.hash
+
+
+def test_two_salts_give_two_commitments_for_the_same_text() -> None:
+    one, two = seal(draft(), seq=1, prev="0" * 64), seal(draft(), seq=1, prev="0" * 64)
+    assert dict(one.commit)["text"] != dict(two.commit)["text"]
+
+
+def test_the_signature_ignores_case_punctuation_and_spacing_but_not_words() -> None:
+    assert content_signature("User's cat is  Miso.") == content_signature("users CAT is miso")
+    assert content_signature("User's cat is Miso") != content_signature("User's dog is Miso")
+
+
+def test_instants_are_normalised_to_one_comparable_utc_form() -> None:
+    assert to_instant("2024-03-01") == "2024-03-01T00:00:00.000000Z"
+    assert to_instant("2024-03-01T10:00:00+02:00") == "2024-03-01T08:00:00.000000Z"
+    with pytest.raises(ValueError):
+        to_instant("last spring")
+
+
+def test_record_ids_are_short_and_recognisable() -> None:
+    assert is_record_id(new_record_id()) and not is_record_id("m-XYZ")
+
+
+def test_a_line_without_required_fields_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Record.from_json({"seq": 1, "op": "assert"})
+    with pytest.raises(ValueError):
+        Record.from_json({**seal(draft(), seq=1, prev="0" * 64).to_json(), "op": "delete"})
