@@ -55,12 +55,13 @@ class ShellSandbox:
     bash: str
     landlock_abi: int = 0
 
-    def launch(self, policy: Policy, *, tmp_dir: str | None = None) -> Launch:
-        """The command that starts a persistent bash confined by `policy`.
+    def launch(self, policy: Policy, *, tmp_dir: str | None = None, command: tuple[str, ...] = ()) -> Launch:
+        """The command that starts a program (by default a persistent bash) confined by `policy`.
 
         Args:
             policy: the run's policy; its workspace must exist.
             tmp_dir: a private temp dir, required for Landlock (bubblewrap mounts its own tmpfs at /tmp).
+            command: the program and its arguments; empty for `bash --noprofile --norc` reading stdin.
 
         Returns:
             The argv, environment and cwd for the subprocess.
@@ -68,7 +69,7 @@ class ShellSandbox:
         Raises:
             ValueError: Landlock without a `tmp_dir`.
         """
-        shell = (self.bash, "--noprofile", "--norc")
+        shell = command or (self.bash, "--noprofile", "--norc")
         if self.kind == "bubblewrap":
             env = shell_env(policy, "/tmp", self.kind)
             return Launch(tuple(bwrap_argv(policy, self.executable, shell)), env, "/")

@@ -2,9 +2,10 @@
 
 rg runs as an argv list, never through a shell: `rg --json --no-config --no-pre ... -e PATTERN -- ROOTS`, so a
 pattern that looks like an option (`--pre=/bin/sh`) is searched, not obeyed. The search root is split into
-uniform pieces (`sandbox.reach`), each pinned by an O_PATH descriptor and handed to rg as /proc/self/fd/N, so a
-symlink swapped in after the check cannot redirect the search; rg never follows symlinks, and every reported
-file is checked against the policy again before a byte of it is shown. A timeout and an output cap bound it.
+uniform pieces (`sandbox.reach`), each pinned by an O_PATH descriptor and handed to rg as /proc/self/fd/N (or
+as rg's working directory when the root is one directory), so a symlink swapped in after the check cannot
+redirect the search; rg never follows symlinks, and every reported file is checked against the policy again
+before a byte of it is shown. A timeout and an output cap bound it.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class _Search:
     more: bool = False
 
     def real_path(self, reported: str) -> str | None:
+        if "." in self.pieces and (reported == "." or reported.startswith("./")):
+            return self.pieces["."] + reported[1:]
         found = _FD_PATH.match(reported)
         if found is None or found.group(1) not in self.pieces:
             return None
@@ -92,8 +95,9 @@ class _Search:
 
     def clean(self, message: str) -> str:
         """rg's message with pinned descriptors named as the model knows the paths."""
-        for fd_path, real in self.pieces.items():
-            message = message.replace(fd_path, self.ctx.show(real))
+        for pinned, real in self.pieces.items():
+            if pinned != ".":
+                message = message.replace(pinned, self.ctx.show(real))
         return message
 
 
@@ -142,7 +146,7 @@ async def _drain(stream: asyncio.StreamReader, keep: list[bytes]) -> None:
             kept += len(keep[-1])
 
 
-async def _run_rg(argv: list[str], fds: list[int], search: _Search, timeout: float) -> str | None:
+async def _run_rg(argv: list[str], fds: list[int], cwd: str, search: _Search, timeout: float) -> str | None:
     """Run rg and feed its events to `search`; return a failure message, "timeout", or None."""
     process = await asyncio.create_subprocess_exec(
         *argv,
@@ -150,6 +154,7 @@ async def _run_rg(argv: list[str], fds: list[int], search: _Search, timeout: flo
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={"PATH": os.defpath, "LANG": "C.UTF-8"},
+        cwd=cwd,
         pass_fds=fds,
         limit=_MAX_JSON_LINE,
     )
@@ -203,7 +208,11 @@ def make_grep_tool(*, timeout: float = 30.0, output_cap: int = 30_000) -> LocalT
         try:
             is_dir = stat.S_ISDIR(os.fstat(fds[0]).st_mode)
             names = search_roots(ctx.policy, root, is_dir=is_dir)
-            if names == [root]:
+            cwd = "/"
+            if names == [root] and is_dir:
+                # rg starts inside the pinned directory: as safe as a /proc/self/fd path, and faster per file.
+                cwd, pieces = f"/proc/self/fd/{fds[0]}", {".": root}
+            elif names == [root]:
                 pieces = {f"/proc/self/fd/{fds[0]}": root}
             else:
                 for name in names:
@@ -211,7 +220,7 @@ def make_grep_tool(*, timeout: float = 30.0, output_cap: int = 30_000) -> LocalT
                 pieces = {f"/proc/self/fd/{fd}": name for fd, name in zip(fds[1:], names, strict=True)}
             argv, separators = _build_argv(rg, args, mode, list(pieces))
             search = _Search(ctx, mode, separators, offset + head_limit, pieces)
-            failure = await _run_rg(argv, fds, search, timeout) if pieces else None
+            failure = await _run_rg(argv, fds, cwd, search, timeout) if pieces else None
         finally:
             for fd in fds:
                 os.close(fd)
