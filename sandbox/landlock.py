@@ -3,7 +3,8 @@
 `restrict_self` confines the calling process and every child for good: read-only and read-write trees, a few
 devices, TCP off unless the network is allowed (ABI 4+), no signals or abstract sockets outside the sandbox
 (ABI 6+). Run as a script it is the shell launcher: no-new-privileges, no capabilities, the ruleset, then exec.
-Stdlib only, so it can run as `python -I -S landlock.py SPEC` before any package is importable.
+Stdlib only, so it can run as `python -I -S landlock.py SPEC` before any package is importable. Weaker than
+bubblewrap: UDP, connecting to an existing UNIX socket and processes that leave the session are not confined.
 """
 
 from __future__ import annotations

@@ -176,7 +176,9 @@ def _decide_agents(policy: Policy, action: Action, rest: tuple[str, ...]) -> Ver
             return Allow()
         if action != "write":
             return Allow()
-        if inside and inside[0] == "memory":
+        if not inside:
+            return Deny("the agent's directory is managed by the host; write inside scratch/")
+        if inside[0] == "memory":
             return Deny("memory is changed only through the memory tools, so every change is audited")
         return Deny("the agent's profile, settings, transcript and prompt cache are written only by the host")
     if inside and inside[0] == "memory":
