@@ -51,6 +51,7 @@ def apply_settings_patch(settings: AgentSettings, patch: AgentSettingsPatch | No
 
 class AgentStore:
     def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
         self.agents_dir = data_dir / "agents"
         self.trash_dir = data_dir / "trash"
         self.agents_dir.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Literal
 
 from host.errors import NotFoundError
 from host.runs import Notify, Run, RunManager
@@ -20,7 +21,7 @@ __all__ = ["ApprovalDesk", "Remember"]
 
 logger = logging.getLogger(__name__)
 
-Remember = Callable[[str, str, str, str], None]
+Remember = Callable[[str, str, str, Literal["allow", "deny"]], None]
 """`remember(agent_id, action, target, "allow" | "deny")`: persist an always-answer."""
 
 
@@ -61,7 +62,7 @@ class ApprovalDesk:
         finally:
             self._open.pop(key, None)
         if decision in ("allow_always", "deny_always"):
-            remembered = "allow" if decision == "allow_always" else "deny"
+            remembered: Literal["allow", "deny"] = "allow" if decision == "allow_always" else "deny"
             self._remember(run.agent_id, params.action, params.target, remembered)
         return ApprovalRequestResult(decision=decision)
 

@@ -55,8 +55,12 @@ class KernelSupervisor:
         *,
         on_down: Callable[[str], Awaitable[None]],
         on_up: Callable[[], Awaitable[None]],
+        init_params: Callable[[], KernelInitializeParams] = lambda: KernelInitializeParams(
+            protocol_version=PROTOCOL_VERSION
+        ),
         env: dict[str, str] | None = None,
     ) -> None:
+        self._init_params = init_params
         self._command = command
         self._router = router
         self._on_down = on_down
@@ -106,7 +110,7 @@ class KernelSupervisor:
             try:
                 self.info = await peer.request(
                     "initialize",
-                    KernelInitializeParams(protocol_version=PROTOCOL_VERSION),
+                    self._init_params(),
                     KernelInitializeResult,
                     timeout=30,
                 )

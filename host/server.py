@@ -12,12 +12,13 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
 from host.agents import Agent, AgentStore, apply_settings_patch
 from host.approval_desk import ApprovalDesk
+from host.approvals import ApprovalStore
 from host.atomic import read_json, write_json_atomic
 from host.config import HostConfig
 from host.errors import NotInitializedError
@@ -57,7 +58,13 @@ from protocol.models.host import (
     ServerInfo,
     SettingsSetParams,
 )
-from protocol.models.kernel import ApprovalRequestParams, SessionCloseParams, SummarizeParams, SummarizeResult
+from protocol.models.kernel import (
+    ApprovalRequestParams,
+    KernelInitializeParams,
+    SessionCloseParams,
+    SummarizeParams,
+    SummarizeResult,
+)
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
 
@@ -85,10 +92,16 @@ class HostServer:
         self.shell_router = Router()
         self.kernel_router = Router()
         self.kernel = KernelSupervisor(
-            config.kernel_command, self.kernel_router, on_down=self._kernel_down, on_up=self._kernel_up
+            config.kernel_command,
+            self.kernel_router,
+            on_down=self._kernel_down,
+            on_up=self._kernel_up,
+            init_params=lambda: KernelInitializeParams(
+                protocol_version=PROTOCOL_VERSION, shell_sandbox=self.settings.shell_sandbox
+            ),
         )
         self.secrets = SecretStore(config.data_dir)
-        self.planner = TurnPlanner(self.store, self.secrets, self._summarize)
+        self.planner = TurnPlanner(self.store, self.secrets, self._summarize, lambda: self.kernel.info)
         self.runs = RunManager(
             self.store,
             self.kernel,
@@ -151,8 +164,8 @@ class HostServer:
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
         return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
 
-    def _remember_approval(self, agent_id: str, action: str, target: str, decision: str) -> None:
-        logger.info("remembered %s for %s %s of %s", decision, action, target, agent_id)
+    def _remember_approval(self, agent_id: str, action: str, target: str, decision: Literal["allow", "deny"]) -> None:
+        ApprovalStore.for_agent(self.config.data_dir, agent_id).remember(action, target, decision)
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -216,11 +229,18 @@ class HostServer:
         return Empty()
 
     async def host_status(self, _: EmptyParams) -> HostStatusResult:
+        info = self.kernel.info
         return HostStatusResult(
             version=hearth_version(),
             pid=os.getpid(),
             data_dir=str(self.config.data_dir),
-            kernel=KernelStatus(state=self.kernel.state, pid=self.kernel.pid, restarts=self.kernel.restarts),
+            kernel=KernelStatus(
+                state=self.kernel.state,
+                pid=self.kernel.pid,
+                restarts=self.kernel.restarts,
+                tools=[tool.name for tool in info.tools] if info is not None else [],
+                shell=info.shell if info is not None else None,
+            ),
             agents=len(self.store.list()),
             runs=self.runs.runs(),
             max_concurrent_runs=self.runs.max_concurrent,

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from host.agents import Agent, AgentStore
+from host.approvals import ApprovalStore
 from host.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.context import build_messages
 from host.secrets import SecretStore, resolve_api_key
@@ -20,13 +21,16 @@ from protocol.errors import JsonRpcError
 from protocol.models.agents import ModelSettings
 from protocol.models.kernel import (
     ChatMessage,
+    KernelInitializeResult,
     ModelSpec,
     SummarizeParams,
     SummarizeResult,
     ToolSet,
     TurnStartParams,
 )
+from protocol.models.policy import SandboxPolicy
 from protocol.models.transcript import CompactEvent
+from sandbox import rules_to_wire
 
 __all__ = ["TurnPlanner", "model_spec", "identity_prompt", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
 
@@ -37,12 +41,14 @@ DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_00
 Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 
 
-def identity_prompt(agent: Agent) -> str:
+def identity_prompt(agent: Agent, tools_note: str = "") -> str:
     lines = [
         f"You are {agent.name} (agent id {agent.agent_id}), a persistent assistant running in Hearth on the "
         "user's own computer. You keep a transcript across conversations and work in your own workspace.",
         "Be direct and accurate. When you use a tool, say briefly what you found.",
     ]
+    if tools_note:
+        lines.append(tools_note)
     if agent.settings.instructions.strip():
         lines += ["", "Instructions from the user:", agent.settings.instructions.strip()]
     return "\n".join(lines)
@@ -77,11 +83,13 @@ class TurnPlanner:
         store: AgentStore,
         secrets: SecretStore,
         summarize: Summarize,
+        kernel_info: Callable[[], KernelInitializeResult | None],
         on_compacted: Callable[[Agent], None] = lambda _: None,
     ) -> None:
         self._store = store
         self._secrets = secrets
         self._summarize = summarize
+        self._kernel_info = kernel_info
         self._on_compacted = on_compacted
 
     def resolve_model(self, agent: Agent) -> ModelSpec:
@@ -93,7 +101,7 @@ class TurnPlanner:
     async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
         """Build `turn.start` for `agent`'s run `run_id` from its settings and transcript."""
         spec = self.resolve_model(agent)
-        system = [ChatMessage(role="system", content=identity_prompt(agent), cache_breakpoint=True)]
+        system = [ChatMessage(role="system", content=identity_prompt(agent, self.tools_note()), cache_breakpoint=True)]
         events = self._store.transcript(agent.agent_id).since_last_compact()
         messages = build_messages(system, events)
         if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
@@ -104,8 +112,30 @@ class TurnPlanner:
             session=agent.agent_id,
             messages=messages,
             model=spec,
-            tools=ToolSet(),
+            tools=self._tools(agent),
+            policy=self._policy(agent),
+            approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
         )
+
+    def _tools(self, agent: Agent) -> ToolSet:
+        info = self._kernel_info()
+        local = [tool.name for tool in info.tools] if info is not None else []
+        return ToolSet(local=local)
+
+    def _policy(self, agent: Agent) -> SandboxPolicy:
+        return SandboxPolicy(
+            data_dir=str(self._store.data_dir),
+            agent_id=agent.agent_id,
+            network=agent.settings.network,
+            permission=agent.settings.tool_permission,
+        )
+
+    def tools_note(self) -> str:
+        """What the agent is told about tools it does not have (the shell, where no OS sandbox works)."""
+        info = self._kernel_info()
+        if info is None or info.shell.available:
+            return ""
+        return f"There is no shell tool: {info.shell.reason}. No OS sandbox could confine it, so it is not offered."
 
     async def _compact(self, agent: Agent, events: list[dict[str, Any]], spec: ModelSpec) -> bool:
         older, _ = split_for_compaction(events)

@@ -15,12 +15,15 @@ from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
 from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage
 from kernel.providers.registry import open_provider
-from kernel.toolbox import Toolbox
+from kernel.toolbox import CURRENT_CALL, Toolbox
+from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver
 from protocol.dispatch import Router
 from protocol.errors import RUN_FAILED, JsonRpcError
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.host import PROTOCOL_VERSION
 from protocol.models.kernel import (
+    ApprovalRequestParams,
+    ApprovalRequestResult,
     ChatMessage,
     KernelInitializeParams,
     KernelInitializeResult,
@@ -32,6 +35,7 @@ from protocol.models.kernel import (
     SummarizeResult,
     ToolCallParams,
     ToolCallResult,
+    ToolSpec,
     TurnCancelResult,
     TurnDeltaEvent,
     TurnEndedEvent,
@@ -43,12 +47,14 @@ from protocol.models.kernel import (
 from protocol.models.transcript import ToolCallInfo, UsageInfo
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
+from sandbox import ShellSandbox, Unavailable, detect_shell_sandbox, policy_from_wire, rules_from_wire
 
 __all__ = ["KernelServer", "to_message", "to_config", "to_usage_info"]
 
 logger = logging.getLogger(__name__)
 
 HOST_TOOL_TIMEOUT = 120.0
+APPROVAL_TIMEOUT = 24 * 3600.0
 
 
 def to_message(message: ChatMessage) -> Message:
@@ -150,6 +156,9 @@ class KernelServer:
         self._turns: dict[str, asyncio.Task[None]] = {}
         self._tasks: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
+        self._shell: ShellSandbox | Unavailable = Unavailable("the kernel has not been initialized")
+        self._tools: dict[str, LocalTool] = {}
+        self._shells: ShellPool | None = None
         self.router.add("initialize", KernelInitializeParams, self.initialize)
         self.router.add("turn.start", TurnStartParams, self.turn_start)
         self.router.add("turn.cancel", RunRef, self.turn_cancel)
@@ -168,17 +177,28 @@ class KernelServer:
             for turn in list(self._turns.values()):
                 turn.cancel()
             stopping.cancel()
+            if self._shells is not None:
+                await self._shells.close_all()
             if not serving.done():
                 await asyncio.sleep(0)  # let the answer to `shutdown` go out
                 serving.cancel()
 
     async def initialize(self, params: KernelInitializeParams) -> KernelInitializeResult:
-        return KernelInitializeResult(
-            name="hearth-kernel",
-            version=PROTOCOL_VERSION,
-            tools=[],
-            shell=ShellAvailability(available=False, reason="the shell tool is not built into this kernel yet"),
-        )
+        self._shell = await asyncio.to_thread(detect_shell_sandbox, params.shell_sandbox)
+        self._tools = local_tools(self._shell)
+        if isinstance(self._shell, ShellSandbox):
+            self._shells = ShellPool(self._shell)
+            shell = ShellAvailability(available=True)
+        else:
+            logger.warning("no shell tool: %s", self._shell.reason)
+            shell = ShellAvailability(available=False, reason=self._shell.reason)
+        tools = [
+            ToolSpec(
+                name=t.definition.name, description=t.definition.description, input_schema=t.definition.input_schema
+            )
+            for t in self._tools.values()
+        ]
+        return KernelInitializeResult(name="hearth-kernel", version=PROTOCOL_VERSION, tools=tools, shell=shell)
 
     async def turn_start(self, params: TurnStartParams) -> TurnStartResult:
         if params.run_id in self._turns:
@@ -206,6 +226,8 @@ class KernelServer:
         return SummarizeResult(text="".join(collector.parts), usage=to_usage_info(outcome.usage))
 
     async def session_close(self, params: SessionCloseParams) -> Empty:
+        if self._shells is not None:
+            await self._shells.close(params.session)
         return Empty()
 
     async def shutdown(self, _: EmptyParams) -> Empty:
@@ -248,10 +270,45 @@ class KernelServer:
             ),
         )
 
+    def _ask_person_for(self, run_id: str) -> Any:
+        async def ask_person(action: str, target: str, summary: str) -> PersonDecision:
+            assert self._peer is not None
+            call = CURRENT_CALL.get()
+            params = ApprovalRequestParams(
+                run_id=run_id,
+                tool_call_id=call.id if call is not None else "",
+                name=call.name if call is not None else action,
+                action=action,
+                target=target,
+                summary=summary,
+            )
+            try:
+                answer = await self._peer.request(
+                    "approval.request", params, ApprovalRequestResult, timeout=APPROVAL_TIMEOUT
+                )
+            except JsonRpcError as exc:
+                logger.warning("approval for %s %s failed, denying: %s", action, target, exc.message)
+                return "deny"
+            return answer.decision
+
+        return ask_person
+
+    def _local_tools_for(self, params: TurnStartParams) -> tuple[dict[str, LocalTool], ToolContext | None]:
+        if params.policy is None:
+            return {}, None
+        policy = policy_from_wire(params.policy)
+        approve = make_approver(
+            policy.permission, rules_from_wire(params.approvals), self._ask_person_for(params.run_id)
+        )
+        context = ToolContext(policy=policy, session=params.session, approve=approve, shells=self._shells)
+        enabled = {name: tool for name, tool in self._tools.items() if name in params.tools.local}
+        return enabled, context
+
     async def _turn(self, params: TurnStartParams, notifier: _Notifier) -> TurnOutcome:
         config = to_config(params.model)
         provider = open_provider(config)
         host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
-        toolbox = Toolbox({}, None, host_tools, self._call_host_tool_for(params.run_id))
+        local, context = self._local_tools_for(params)
+        toolbox = Toolbox(local, context, host_tools, self._call_host_tool_for(params.run_id))
         messages = [to_message(m) for m in params.messages]
         return await run_turn(provider, config, messages, toolbox, notifier, max_steps=params.max_steps)

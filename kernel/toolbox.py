@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from kernel.loop import ToolOutcome
 from kernel.providers.base import ToolCall, ToolDefinition
 from protocol.errors import JsonRpcError
 
-__all__ = ["LocalToolLike", "Toolbox", "HostToolCaller"]
+__all__ = ["CURRENT_CALL", "LocalToolLike", "Toolbox", "HostToolCaller"]
 
 logger = logging.getLogger(__name__)
 
 HostToolCaller = Callable[[ToolCall], Awaitable[ToolOutcome]]
 
 MAX_RESULT_CHARS = 200_000
+
+CURRENT_CALL: ContextVar[ToolCall | None] = ContextVar("CURRENT_CALL", default=None)
+"""The tool call being executed, so an approval request can name it."""
 
 
 class LocalToolLike(Protocol):
@@ -58,11 +62,14 @@ class Toolbox:
 
     async def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name in self._local:
+            token = CURRENT_CALL.set(call)
             try:
                 result = await self._local[call.name].run(call.arguments, self._context)
             except Exception:  # a tool bug must not end the turn; the model and the log both hear of it
                 logger.exception("local tool %s failed", call.name)
                 return ToolOutcome(f"error: the {call.name} tool failed unexpectedly", True)
+            finally:
+                CURRENT_CALL.reset(token)
             return ToolOutcome(_capped(result.content), bool(result.is_error))
         if call.name in self._host:
             try:

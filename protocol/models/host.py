@@ -8,6 +8,7 @@ from pydantic import Field
 
 from protocol.models.agents import AgentInfo, AgentStatus
 from protocol.models.base import Params, WireModel
+from protocol.models.kernel import ShellAvailability
 from protocol.models.transcript import AssistantEvent, EndReason, UsageInfo
 
 __all__ = [
@@ -65,6 +66,8 @@ class KernelStatus(WireModel):
     state: KernelState
     pid: int | None = None
     restarts: int = 0
+    tools: list[str] = Field(default_factory=list)
+    shell: ShellAvailability | None = None
 
 
 class RunInfo(WireModel):

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from protocol.models.agents import ScriptRule
 from protocol.models.base import Params, WireModel
+from protocol.models.policy import ApprovalRule, SandboxPolicy
 from protocol.models.transcript import EndReason, ToolCallInfo, UsageInfo
 
 __all__ = [
@@ -82,6 +83,7 @@ class ShellAvailability(WireModel):
 
 class KernelInitializeParams(Params):
     protocol_version: str
+    shell_sandbox: Literal["auto", "off"] = "auto"
 
 
 class KernelInitializeResult(WireModel):
@@ -92,13 +94,15 @@ class KernelInitializeResult(WireModel):
 
 
 class TurnStartParams(Params):
+    """One run. Without a `policy` the kernel offers no local tools at all (they cannot be confined)."""
+
     run_id: str
     session: str
     messages: list[ChatMessage]
     model: ModelSpec
     tools: ToolSet = Field(default_factory=ToolSet)
-    policy: dict[str, Any] | None = None
-    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    policy: SandboxPolicy | None = None
+    approvals: list[ApprovalRule] = Field(default_factory=list)
     max_steps: int = Field(default=24, ge=1, le=200)
 
 
