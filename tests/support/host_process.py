@@ -7,6 +7,7 @@ instead of sleeping.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -49,8 +50,16 @@ class _Recorder(Router):
 class HostProcess:
     """`async with HostProcess(data_dir) as host:` starts `python -m host host`; leaving shuts it down."""
 
-    def __init__(self, data_dir: Path, *, initialize: bool = True, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        initialize: bool = True,
+        env: dict[str, str] | None = None,
+        stderr_to: Path | None = None,
+    ) -> None:
         self.data_dir = data_dir
+        self._stderr_to = stderr_to
         self._initialize = initialize
         self._env = {**os.environ, **(env or {})}
         self.router = _Recorder()
@@ -63,6 +72,13 @@ class HostProcess:
         return self.router.events
 
     async def __aenter__(self) -> HostProcess:
+        with contextlib.ExitStack() as stack:
+            # The child keeps its own copy of the descriptor; ours can close once it has started.
+            stderr = stack.enter_context(open(self._stderr_to, "ab")) if self._stderr_to is not None else None
+            await self._start(stderr)
+        return self
+
+    async def _start(self, stderr: Any) -> None:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -72,6 +88,7 @@ class HostProcess:
             str(self.data_dir),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
             cwd=REPO_ROOT,
             env=self._env,
             limit=READ_LIMIT,
@@ -80,7 +97,6 @@ class HostProcess:
         self._serving = asyncio.create_task(self.peer.serve())
         if self._initialize:
             await self.call("initialize", {"client": {"name": "tests"}, "protocolVersion": PROTOCOL_VERSION})
-        return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self.process is not None
