@@ -1,0 +1,115 @@
+"""Real providers through the host and kernel, against a local server that speaks their streaming APIs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.kernel.providers.fake_llm_server import FakeModelServer, Reply, anthropic_stream, error_reply, openai_stream
+from tests.support.host_process import HostProcess
+
+
+def _openai_chunk(
+    delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    chunk: dict[str, Any] = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "gpt-test",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    if usage is not None:
+        chunk["usage"] = usage
+    return chunk
+
+
+def _anthropic_text(text: str, *, input_tokens: int, cache_read: int) -> Reply:
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": 1,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": 0,
+    }
+    message = {
+        "id": "m1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}
+    return anthropic_stream(
+        ("message_start", {"type": "message_start", "message": message}),
+        ("content_block_start", block),
+        ("content_block_delta", delta),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 7},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    )
+
+
+def _run(
+    tmp_path: Path, server: FakeModelServer, model: dict[str, Any], text: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async with HostProcess(tmp_path) as host:
+            await host.call("secrets.set", {"name": model["provider"], "value": "sk-test-key"})
+            await host.call("agent.create", {"name": "ann", "settings": {"model": {**model, "baseUrl": server.url}}})
+            sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            page = await host.call("agent.transcript", {"agentId": "ann"})
+            return ended, page["events"]
+
+    server.start()
+    try:
+        return asyncio.run(main())
+    finally:
+        server.stop()
+
+
+def test_anthropic_usage_with_cached_tokens_is_in_the_transcript_and_the_end_event(tmp_path: Path) -> None:
+    server = FakeModelServer()
+    server.script(_anthropic_text("Hi from Claude.", input_tokens=1000, cache_read=900))
+    ended, events = _run(tmp_path, server, {"provider": "anthropic", "name": "claude-test"}, "hello")
+    assert ended["reason"] == "idle"
+    assert ended["usage"]["cachedInputTokens"] == 900
+    assistant = next(e for e in events if e["type"] == "assistant")
+    assert assistant["text"] == "Hi from Claude." and assistant["usage"]["cachedInputTokens"] == 900
+    system = server.requests[0].body["system"]
+    assert system[-1]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_a_stream_cut_in_the_middle_keeps_the_partial_text_and_ends_with_a_clear_error(tmp_path: Path) -> None:
+    server = FakeModelServer()
+    server.script(openai_stream(_openai_chunk({"content": "Hello wor"}), done=False, cut=True))
+    ended, events = _run(tmp_path, server, {"provider": "openai", "name": "gpt-test"}, "hello")
+    assert ended["reason"] == "error" and "interrupted" in ended["error"]
+    kinds = [(e["type"], e.get("text"), e.get("partial")) for e in events]
+    assert kinds[1] == ("assistant", "Hello wor", True)
+    assert events[-1]["type"] == "ended" and events[-1]["reason"] == "error"
+
+
+def test_a_rate_limit_is_retried_and_the_turn_succeeds(tmp_path: Path) -> None:
+    server = FakeModelServer()
+    usage = {"prompt_tokens": 50, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 32}}
+    server.script(
+        error_reply(429, "slow down", headers={"retry-after": "0"}),
+        openai_stream(_openai_chunk({"content": "Fine."}), _openai_chunk({}, "stop"), _openai_chunk({}, None, usage)),
+    )
+    ended, events = _run(tmp_path, server, {"provider": "openai", "name": "gpt-test"}, "hello")
+    assert ended["reason"] == "idle" and len(server.requests) == 2
+    assert ended["usage"]["cachedInputTokens"] == 32
+    assert json.dumps(events).count('"partial": true') == 0
