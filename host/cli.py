@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # watchfiles reports every batch of file changes at INFO.
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
     if args.command == "host":
         from host.main import run_host
 

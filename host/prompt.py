@@ -22,6 +22,7 @@ class AgentIdentity:
     agent_id: str
     name: str
     instructions: str = ""
+    tools_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,8 @@ def _identity(identity: AgentIdentity) -> str:
         "Be direct and accurate. When you use a tool, say briefly what you found. Never reveal secrets such as "
         "passwords or API keys, and do not ask the user for them.",
     ]
+    if identity.tools_note:
+        lines.append(identity.tools_note)
     if identity.instructions.strip():
         lines += ["", "Instructions from the user:", identity.instructions.strip()]
     return "\n".join(lines)

@@ -78,7 +78,7 @@ class AssembledPrompt:
 
 
 def _inputs_digest(identity: AgentIdentity, roster: Sequence[tuple[str, str]], limits: tuple[int, int] | None) -> str:
-    value = [identity.agent_id, identity.name, identity.instructions, sorted(set(roster)), limits]
+    value = [identity.agent_id, identity.name, identity.instructions, identity.tools_note, sorted(set(roster)), limits]
     return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 

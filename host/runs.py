@@ -59,6 +59,7 @@ class Run:
     run_id: str
     agent_id: str
     state: Literal["queued", "running", "ended"] = "queued"
+    reason: EndReason | None = None
     partial: list[str] = field(default_factory=list)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -194,6 +195,7 @@ class RunManager:
         if run in self._queue:
             self._queue.remove(run)
         run.state = "ended"
+        run.reason = reason
         transcript = self._store.transcript(run.agent_id) if self._store.exists(run.agent_id) else None
         if transcript is not None and run.partial:
             partial = AssistantEvent(run_id=run.run_id, text="".join(run.partial), partial=True)

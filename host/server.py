@@ -23,6 +23,9 @@ from host.atomic import read_json, write_json_atomic
 from host.config import HostConfig
 from host.errors import NotInitializedError
 from host.kernel import KernelSupervisor
+from host.memory import MemoryEvent, MemoryHub, watch_memory_views
+from host.memory_rpc import register_memory_methods
+from host.memory_service import MemoryService
 from host.runs import RunManager
 from host.secrets import SecretStore
 from host.secrets_rpc import register_secrets_methods
@@ -64,6 +67,7 @@ from protocol.models.kernel import (
     SessionCloseParams,
     SummarizeParams,
     SummarizeResult,
+    ToolCallParams,
 )
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
@@ -101,7 +105,15 @@ class HostServer:
             ),
         )
         self.secrets = SecretStore(config.data_dir)
-        self.planner = TurnPlanner(self.store, self.secrets, self._summarize, lambda: self.kernel.info)
+        self.hub = MemoryHub(config.data_dir, on_event=self._memory_event)
+        self.planner = TurnPlanner(
+            self.store,
+            self.secrets,
+            self._summarize,
+            lambda: self.kernel.info,
+            memory=lambda agent: self.memory.source(agent),
+            host_tools=lambda agent: self.memory.tools(agent),
+        )
         self.runs = RunManager(
             self.store,
             self.kernel,
@@ -111,6 +123,9 @@ class HostServer:
             on_status=self._agent_changed,
         )
         self.runs.register(self.kernel_router)
+        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
+        self.runs.end_hooks.append(self.memory.after_run)
+        self.kernel_router.add("tool.call", ToolCallParams, self.memory.call_tool)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.append(self.approvals.run_ended)
         self.kernel_router.add("approval.request", ApprovalRequestParams, self.approvals.request)
@@ -148,18 +163,27 @@ class HostServer:
         async with asyncio.TaskGroup() as tasks:
             kernel_task = tasks.create_task(self.kernel.run())
             runs_task = tasks.create_task(self.runs.serve())
+            memory_task = tasks.create_task(self.memory.serve())
+            watch_stop = asyncio.Event()
+            watch_task = tasks.create_task(watch_memory_views(self.hub, watch_stop))
             shell_task = tasks.create_task(self._peer.serve())
             stop_task = tasks.create_task(self._stop.wait())
             await asyncio.wait({shell_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
             await self.runs.cancel_all()
             await self.kernel.stop()
             await kernel_task
-            runs_task.cancel()
-            stop_task.cancel()
+            watch_stop.set()
+            await watch_task
+            for task in (runs_task, memory_task, stop_task):
+                task.cancel()
             if not shell_task.done():
                 await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
                 shell_task.cancel()
+        self.hub.close()
         await transport.close()
+
+    async def _memory_event(self, event: MemoryEvent) -> None:
+        await self.memory.on_event(event)
 
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
         return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
@@ -211,6 +235,7 @@ class HostServer:
         self.add("agent.transcript", AgentTranscriptParams, self.agent_transcript)
         self.add("agent.decideTool", DecideToolParams, self.approvals.decide)
         register_secrets_methods(self, self.secrets)
+        register_memory_methods(self, self.hub)
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self._initialized = True
@@ -280,6 +305,7 @@ class HostServer:
             await self.kernel.request("session.close", SessionCloseParams(session=params.agent_id), Empty, timeout=10)
         except JsonRpcError as exc:
             logger.warning("could not close %s's kernel session: %s", params.agent_id, exc.message)
+        self.hub.close_agent(params.agent_id)
         self.store.delete(params.agent_id)
         await self._agent_changed(params.agent_id)
         return AgentDeleteResult(deleted=True)

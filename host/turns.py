@@ -16,6 +16,8 @@ from host.agents import Agent, AgentStore
 from host.approvals import ApprovalStore
 from host.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.context import build_messages
+from host.prompt import AgentIdentity
+from host.prompt_cache import MemorySource, assemble_prompt, bump_epoch
 from host.secrets import SecretStore, resolve_api_key
 from protocol.errors import JsonRpcError
 from protocol.models.agents import ModelSettings
@@ -26,32 +28,20 @@ from protocol.models.kernel import (
     SummarizeParams,
     SummarizeResult,
     ToolSet,
+    ToolSpec,
     TurnStartParams,
 )
 from protocol.models.policy import SandboxPolicy
-from protocol.models.transcript import CompactEvent
+from protocol.models.transcript import CompactEvent, ContextEvent
 from sandbox import rules_to_wire
 
-__all__ = ["TurnPlanner", "model_spec", "identity_prompt", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
+__all__ = ["TurnPlanner", "model_spec", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
 
 Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
-
-
-def identity_prompt(agent: Agent, tools_note: str = "") -> str:
-    lines = [
-        f"You are {agent.name} (agent id {agent.agent_id}), a persistent assistant running in Hearth on the "
-        "user's own computer. You keep a transcript across conversations and work in your own workspace.",
-        "Be direct and accurate. When you use a tool, say briefly what you found.",
-    ]
-    if tools_note:
-        lines.append(tools_note)
-    if agent.settings.instructions.strip():
-        lines += ["", "Instructions from the user:", agent.settings.instructions.strip()]
-    return "\n".join(lines)
 
 
 def model_spec(settings: ModelSettings, api_key: str | None) -> ModelSpec:
@@ -75,7 +65,8 @@ class TurnPlanner:
         store: agents and their transcripts.
         secrets: where API keys come from.
         summarize: the kernel's `summarize` call (used for compaction).
-        on_compacted: told after a compaction was recorded (the prompt epoch moves on).
+        memory: the agent's memory for its prompt, or None when its memory is off.
+        host_tools: the host-executed tools an agent's runs are offered.
     """
 
     def __init__(
@@ -84,13 +75,15 @@ class TurnPlanner:
         secrets: SecretStore,
         summarize: Summarize,
         kernel_info: Callable[[], KernelInitializeResult | None],
-        on_compacted: Callable[[Agent], None] = lambda _: None,
+        memory: Callable[[Agent], MemorySource | None] = lambda _: None,
+        host_tools: Callable[[Agent], list[ToolSpec]] = lambda _: [],
     ) -> None:
         self._store = store
         self._secrets = secrets
         self._summarize = summarize
         self._kernel_info = kernel_info
-        self._on_compacted = on_compacted
+        self._memory = memory
+        self._host_tools = host_tools
 
     def resolve_model(self, agent: Agent) -> ModelSpec:
         """The agent's model with its key. Raises MissingApiKeyError when a needed key is missing."""
@@ -99,14 +92,29 @@ class TurnPlanner:
         return model_spec(settings, key)
 
     async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
-        """Build `turn.start` for `agent`'s run `run_id` from its settings and transcript."""
+        """Build `turn.start` for `agent`'s run `run_id` from its settings, transcript and memory.
+
+        The prompt is assembled (frozen per epoch) and this turn's recall block is stored in a `context`
+        event before the messages are built, so a replay of the transcript gives the same bytes.
+        """
         spec = self.resolve_model(agent)
-        system = [ChatMessage(role="system", content=identity_prompt(agent, self.tools_note()), cache_breakpoint=True)]
-        events = self._store.transcript(agent.agent_id).since_last_compact()
+        transcript = self._store.transcript(agent.agent_id)
+        memory = self._memory(agent)
+        latest = next(
+            (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
+        )
+        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note())
+        prompt = assemble_prompt(agent.directory, identity, (), memory, latest)
+        transcript.append(
+            ContextEvent(run_id=run_id, epoch=prompt.epoch, recall=prompt.recall_block).model_dump(mode="json")
+        )
+        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+        events = transcript.since_last_compact()
         messages = build_messages(system, events)
         if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
-            events = self._store.transcript(agent.agent_id).since_last_compact()
-            messages = build_messages(system, events)
+            prompt = assemble_prompt(agent.directory, identity, (), memory, latest)
+            system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+            messages = build_messages(system, transcript.since_last_compact())
         return TurnStartParams(
             run_id=run_id,
             session=agent.agent_id,
@@ -120,7 +128,7 @@ class TurnPlanner:
     def _tools(self, agent: Agent) -> ToolSet:
         info = self._kernel_info()
         local = [tool.name for tool in info.tools] if info is not None else []
-        return ToolSet(local=local)
+        return ToolSet(local=local, host=self._host_tools(agent))
 
     def _policy(self, agent: Agent) -> SandboxPolicy:
         return SandboxPolicy(
@@ -151,5 +159,5 @@ class TurnPlanner:
         through = max(covered)
         event = CompactEvent(summary=summary.text.strip(), through_seq=through)
         self._store.transcript(agent.agent_id).append(event.model_dump(mode="json"))
-        self._on_compacted(agent)
+        bump_epoch(agent.directory, "compaction")
         return True

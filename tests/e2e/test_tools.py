@@ -28,12 +28,12 @@ def test_an_agent_reads_its_own_files_but_never_another_agents_memory(tmp_path: 
             for name in ("ann", "bob"):
                 await host.call("agent.create", {"name": name, "settings": scripted_model(*TOOL_RULES)})
             (tmp_path / "agents/ann/scratch/plan.txt").write_text("ann's plan: ship it", encoding="utf-8")
-            (tmp_path / "agents/bob/memory/ledger.jsonl").write_text("bob's secret fact\n", encoding="utf-8")
+            (tmp_path / "agents/bob/memory/private-notes.txt").write_text("bob's secret fact\n", encoding="utf-8")
             ended, text = await _turn(host, "ann", "read plan.txt")
             assert ended["reason"] == "idle" and "ann's plan: ship it" in text
-            ended, text = await _turn(host, "ann", f"read {tmp_path}/agents/bob/memory/ledger.jsonl")
+            ended, text = await _turn(host, "ann", f"read {tmp_path}/agents/bob/memory/private-notes.txt")
             assert "denied" in text and "bob's secret fact" not in text
-            ended, text = await _turn(host, "bob", f"read {tmp_path}/agents/bob/memory/ledger.jsonl")
+            ended, text = await _turn(host, "bob", f"read {tmp_path}/agents/bob/memory/private-notes.txt")
             assert "bob's secret fact" in text
 
     asyncio.run(main())

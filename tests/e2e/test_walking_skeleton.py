@@ -41,8 +41,8 @@ def test_two_agents_answer_at_once_each_into_its_own_transcript(tmp_path: Path) 
             for agent_id, other in (("ann", "bob"), ("bob", "ann")):
                 lines = (tmp_path / "agents" / agent_id / "transcript.jsonl").read_text(encoding="utf-8")
                 events = [json.loads(line) for line in lines.splitlines()]
-                assert [e["type"] for e in events] == ["user", "assistant", "ended"]
-                assert [e["seq"] for e in events] == [1, 2, 3]
+                assert [e["type"] for e in events] == ["user", "context", "assistant", "ended"]
+                assert [e["seq"] for e in events] == [1, 2, 3, 4]
                 assert f"hello {agent_id}" in lines and f"hello {other}" not in lines
 
     run(main())
@@ -130,7 +130,12 @@ def test_a_kernel_killed_mid_turn_ends_the_run_with_error_and_the_next_turn_work
             assert host.texts("ann", second["runId"]) == "alive (from the model)"
             page = await host.call("agent.transcript", {"agentId": "ann"})
             kinds = [(e["type"], e.get("partial"), e.get("reason")) for e in page["events"]]
-            assert kinds[:3] == [("user", None, None), ("assistant", True, None), ("ended", None, "error")]
+            assert kinds[:4] == [
+                ("user", None, None),
+                ("context", None, None),
+                ("assistant", True, None),
+                ("ended", None, "error"),
+            ]
 
     run(main())
 
@@ -223,7 +228,11 @@ def test_shutdown_stops_kernel_and_host_and_releases_the_lock(tmp_path: Path) ->
         async with host:
             kernel_pid = (await host.wait_for("kernel.up"))["pid"]
             status = await host.call("host.status")
-            assert status["kernel"] == {"state": "up", "pid": kernel_pid, "restarts": 0}
+            assert (status["kernel"]["state"], status["kernel"]["pid"], status["kernel"]["restarts"]) == (
+                "up",
+                kernel_pid,
+                0,
+            )
             assert (tmp_path / "host.lock").exists()
             assert json.loads((tmp_path / "host.lock").read_text(encoding="utf-8"))["pid"] == status["pid"]
         assert host.process is not None and host.process.returncode == 0
@@ -288,9 +297,9 @@ def test_a_transcript_with_a_torn_last_line_opens_with_every_complete_event(tmp_
             f.write(b'{"type":"user","text":"cut off mid-wr')
         async with HostProcess(tmp_path) as host:
             page = await host.call("agent.transcript", {"agentId": "ann"})
-            assert [e["type"] for e in page["events"]] == ["user", "assistant", "ended"]
+            assert [e["type"] for e in page["events"]] == ["user", "context", "assistant", "ended"]
             result = await host.call("agent.send", {"agentId": "ann", "text": "say two"})
-            assert result["seq"] == 4
+            assert result["seq"] == 5
             await host.wait_for("agent.ended", lambda p: p["runId"] == result["runId"])
         assert b"cut off mid-wr" in (tmp_path / "agents/ann/transcript.jsonl.torn").read_bytes()
 
