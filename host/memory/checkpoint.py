@@ -65,6 +65,7 @@ def rebuild(ledger: Ledger, index: MemoryIndex) -> bool:
     index.reset()
     with index.transaction():
         index.put_facts(state.facts.values())
+        index.fill_contexts(state.facts.values())
         index.put_tombstones(state.tombstones)
         set_checkpoint(ledger, index, state.epoch_mark)
     logger.info("memory index %s rebuilt from %d ledger records", index.path, state.last_seq)

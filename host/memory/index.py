@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from host.memory.fold import TIER_RANK, Effect, Fact
+from host.memory.fold import TIER_RANK, Effect, Fact, valid_at
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
 
-__all__ = ["MemoryIndex", "SCHEMA_VERSION"]
+__all__ = ["MemoryIndex", "SCHEMA_VERSION", "CONTEXT_WEIGHT", "NEIGHBOURS", "contexts"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "3"
+
+CONTEXT_WEIGHT = 0.3
+"""BM25 weight of a log entry's neighbours against its own words (1.0)."""
+NEIGHBOURS = 2
+"""Log entries on each side whose words a log entry is also indexed with."""
 
 _FACT_COLUMNS = (
     "seq",
@@ -58,12 +64,14 @@ CREATE TABLE IF NOT EXISTS facts(
     tier TEXT NOT NULL, source TEXT NOT NULL, basis TEXT, trust TEXT NOT NULL, status TEXT NOT NULL,
     scope TEXT NOT NULL, observed_at TEXT NOT NULL, valid_from TEXT, valid_until TEXT, replaces TEXT,
     replace_mode TEXT, confidence REAL, evidence_seq INTEGER, tool_call_id TEXT, conflicts_with TEXT,
-    changed_seq INTEGER NOT NULL, changed_by TEXT, tier_rank INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS facts_standing ON facts(status, trust, tier_rank, seq);
+    changed_seq INTEGER NOT NULL, changed_by TEXT, tier_rank INTEGER NOT NULL, episode TEXT);
+CREATE INDEX IF NOT EXISTS facts_standing ON facts(status, trust, tier_rank, seq, valid_from, valid_until);
+CREATE INDEX IF NOT EXISTS facts_keyed ON facts(status, trust, seq) WHERE key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_sig ON facts(sig);
 CREATE INDEX IF NOT EXISTS facts_key ON facts(key);
+CREATE INDEX IF NOT EXISTS facts_episode ON facts(episode, seq) WHERE episode IS NOT NULL;
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_TOKENIZER}');
 """
 
 _VALID = "(valid_from IS NULL OR valid_from <= :t) AND (valid_until IS NULL OR :t < valid_until)"
@@ -76,10 +84,33 @@ def _row_to_fact(row: Sequence[Any]) -> Fact:
     return Fact(**values)
 
 
+def _episode(fact: Fact) -> str | None:
+    """Log entries of one day form an episode: a log entry is read with its neighbours in it."""
+    return "log:" + (fact.valid_from or "")[:10] if fact.tier == "log" else None
+
+
 def _fact_to_row(fact: Fact) -> tuple[Any, ...]:
     values = [getattr(fact, name) for name in _FACT_COLUMNS]
     values[_FACT_COLUMNS.index("conflicts_with")] = ",".join(fact.conflicts_with) or None
-    return (*values, TIER_RANK.get(fact.tier, 9))
+    return (*values, TIER_RANK.get(fact.tier, 9), _episode(fact))
+
+
+def contexts(episode: Sequence[Fact]) -> dict[int, str]:
+    """The context text of every log entry of one episode (in seq order) that has text.
+
+    A log entry's context is the text of the nearest NEIGHBOURS standing entries on each side of it.
+    """
+    standing = [fact for fact in episode if fact.status == "live" and fact.trust == "confirmed" and fact.text]
+    seqs = [fact.seq for fact in standing]
+    out: dict[int, str] = {}
+    for fact in episode:
+        if fact.text is None:
+            continue
+        at = bisect_left(seqs, fact.seq)
+        after = at + 1 if at < len(seqs) and seqs[at] == fact.seq else at
+        near = standing[max(0, at - NEIGHBOURS) : at] + standing[after : after + NEIGHBOURS]
+        out[fact.seq] = " ".join(index_body(f.text or "") for f in near)
+    return out
 
 
 class MemoryIndex:
@@ -97,6 +128,7 @@ class MemoryIndex:
                 db.execute("PRAGMA journal_mode = DELETE")
                 # The index is derived: after a crash it is checked against the ledger and rebuilt if needed.
                 db.execute("PRAGMA synchronous = OFF")
+                db.execute("PRAGMA cache_size = -32768")
                 db.executescript(_SCHEMA)
                 version = db.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()
                 if version is None:
@@ -158,22 +190,74 @@ class MemoryIndex:
             row = self._db.execute("SELECT seq FROM facts WHERE id = ?", (rid,)).fetchone()
             if row is not None:
                 self._db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+        for fact in effect.facts:
+            if fact.tier == "log":
+                self._refresh_context_around(fact)
+
+    def _side(self, episode: str, seq: int, before: bool) -> list[Fact]:
+        """Facts of the episode next to `seq` on one side, nearest first, until 2 x NEIGHBOURS standing ones."""
+        order, compare = ("DESC", "<") if before else ("ASC", ">")
+        rows = self._facts(f"episode = ? AND seq {compare} ?", (episode, seq), f"ORDER BY seq {order} LIMIT 200")
+        side: list[Fact] = []
+        standing = 0
+        for fact in rows:
+            side.append(fact)
+            standing += fact.status == "live" and fact.trust == "confirmed" and fact.text is not None
+            if standing == 2 * NEIGHBOURS:
+                break
+        return side
+
+    def _refresh_context_around(self, changed: Fact) -> None:
+        """Recompute the context of the log entries whose neighbourhood includes `changed`."""
+        episode = _episode(changed)
+        if episode is None:
+            return
+        before, after = self._side(episode, changed.seq, True), self._side(episode, changed.seq, False)
+        text = contexts([*reversed(before), changed, *after])
+        near = [changed]
+        for side in (before, after):
+            between = 0
+            for fact in side:
+                if between >= NEIGHBOURS:
+                    break
+                near.append(fact)
+                between += fact.status == "live" and fact.trust == "confirmed" and fact.text is not None
+        for fact in near:
+            if fact.seq in text:
+                self._db.execute("UPDATE fts SET context = ? WHERE rowid = ?", (text[fact.seq], fact.seq))
+
+    def fill_contexts(self, facts: Iterable[Fact]) -> None:
+        """Set the context of every log entry from scratch (after a rebuild)."""
+        episodes: dict[str, list[Fact]] = {}
+        for fact in facts:
+            episode = _episode(fact)
+            if episode is not None:
+                episodes.setdefault(episode, []).append(fact)
+        for members in episodes.values():
+            members.sort(key=lambda fact: fact.seq)
+            rows = [(text, seq) for seq, text in contexts(members).items()]
+            self._db.executemany("UPDATE fts SET context = ? WHERE rowid = ?", rows)
 
     def put_facts(self, facts: Iterable[Fact], *, new_seq: int | None = None) -> None:
         """Insert or replace facts; a fact is new to the search index when its seq is `new_seq` (or always)."""
-        marks = ", ".join("?" * (len(_FACT_COLUMNS) + 1))
+        marks = ", ".join("?" * (len(_FACT_COLUMNS) + 2))
         for fact in facts:
             self._db.execute(
-                f"INSERT OR REPLACE INTO facts({', '.join(_FACT_COLUMNS)}, tier_rank) VALUES ({marks})",
+                f"INSERT OR REPLACE INTO facts({', '.join(_FACT_COLUMNS)}, tier_rank, episode) VALUES ({marks})",
                 _fact_to_row(fact),
             )
             if (new_seq is None or fact.seq == new_seq) and fact.text is not None:
                 self._db.execute(
-                    "INSERT INTO fts(rowid, body) VALUES (?, ?)", (fact.seq, index_body(fact.text, fact.key))
+                    "INSERT INTO fts(rowid, body, context) VALUES (?, ?, '')",
+                    (fact.seq, index_body(fact.text, fact.key)),
                 )
 
     def put_tombstones(self, tombstones: dict[str, str]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO tombstones VALUES (?, ?)", tombstones.items())
+
+    def merge_search_index(self) -> None:
+        """Merge the FTS segments into one, so a lookup probes one b-tree (run after bulk writes)."""
+        self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
 
     def purge(self) -> None:
         """Leave no trace of deleted rows: merge the FTS segments, then rebuild the file without free pages."""
@@ -200,6 +284,30 @@ class MemoryIndex:
     def standing_for_key(self, key: str, instant: str) -> list[Fact]:
         return self._facts(f"key = :k AND {_STANDING}", {"k": key, "t": instant}, "ORDER BY seq")
 
+    def newest_candidates(self, tier: str, instant: str, limit: int) -> list[Fact]:
+        """The newest facts of one tier that may stand at `instant`, at most `limit`."""
+        params = {"r": TIER_RANK.get(tier, 9), "t": instant}
+        return self._facts(f"{_STANDING} AND tier_rank = :r", params, f"ORDER BY seq DESC LIMIT {int(limit)}")
+
+    def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
+        """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""
+        return self._facts(f"key IS NOT NULL AND {_STANDING}", {"t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")
+
+    def candidate_counts(self, instant: str) -> dict[str, int]:
+        """How many facts may stand at `instant`, per tier (read from the covering index alone)."""
+        sql = (
+            "SELECT tier_rank, count(*) FROM facts WHERE status = 'live' AND trust = 'confirmed' "
+            f"AND {_VALID} GROUP BY tier_rank"
+        )
+        names = {rank: tier for tier, rank in TIER_RANK.items()}
+        return {names.get(rank, "note"): int(n) for rank, n in self._db.execute(sql, {"t": instant})}
+
+    def newest_proposed(self, limit: int) -> tuple[list[Fact], int]:
+        """The newest facts waiting for review, at most `limit`, and how many there are."""
+        where = "status = 'live' AND trust = 'proposed'"
+        total = int(self._db.execute(f"SELECT count(*) FROM facts WHERE {where}").fetchone()[0])
+        return self._facts(where, (), f"ORDER BY seq DESC LIMIT {int(limit)}"), total
+
     def candidates(self, instant: str) -> list[Fact]:
         """Every fact that may stand at `instant` (confirmed, live, valid then)."""
         return self._facts(_STANDING, {"t": instant}, "ORDER BY seq")
@@ -218,25 +326,63 @@ class MemoryIndex:
     def added_since(self, seq: int, instant: str, limit: int) -> tuple[list[Fact], int]:
         """Standing facts written after `seq`, newest first, at most `limit`, and how many there are."""
         params = {"s": seq, "t": instant}
-        total = self._db.execute(f"SELECT count(*) FROM facts WHERE seq > :s AND {_STANDING}", params).fetchone()[0]
+        # The seq range drives the scan (the status columns are kept out of index choice with a unary +),
+        # so the cost follows what was added since the freeze, not the size of memory.
+        where = f"seq > :s AND +status = 'live' AND +trust = 'confirmed' AND text IS NOT NULL AND {_VALID}"
+        total = self._db.execute(f"SELECT count(*) FROM facts WHERE {where}", params).fetchone()[0]
         if not total:
             return [], 0
-        return self._facts(f"seq > :s AND {_STANDING}", params, f"ORDER BY seq DESC LIMIT {int(limit)}"), int(total)
+        return self._facts(where, params, f"ORDER BY seq DESC LIMIT {int(limit)}"), int(total)
+
+    def document_frequencies(self, words: Sequence[str], cap: int) -> list[int]:
+        """How many indexed facts hold each word, counted no higher than `cap` + 1 (so the cost is bounded)."""
+        counts = []
+        for word in words:
+            phrase = '"' + word.replace('"', '""') + '"'
+            sql = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
+            counts.append(int(self._db.execute(sql, (phrase, cap + 1)).fetchone()[0]))
+        return counts
 
     def search(
-        self, expression: str, *, limit: int, statuses: Sequence[str], instant: str | None
+        self,
+        expression: str,
+        *,
+        limit: int,
+        statuses: Sequence[str],
+        instant: str | None,
+        newest_first: bool = False,
+        exclude_ids: Sequence[str] = (),
     ) -> list[tuple[Fact, float]]:
-        """BM25-ranked confirmed facts matching an FTS5 expression, best first."""
-        columns = ", ".join("f." + name for name in _FACT_COLUMNS)
-        marks = ", ".join("?" * len(statuses))
-        valid = ""
-        params: list[Any] = [expression, *statuses]
-        if instant is not None:
-            valid = "AND (f.valid_from IS NULL OR f.valid_from <= ?) AND (f.valid_until IS NULL OR ? < f.valid_until)"
-            params += [instant, instant]
-        sql = (
-            f"SELECT {columns}, bm25(fts) AS score FROM fts JOIN facts f ON f.seq = fts.rowid "
-            f"WHERE fts MATCH ? AND f.status IN ({marks}) AND f.trust = 'confirmed' AND f.text IS NOT NULL {valid} "
-            f"ORDER BY score LIMIT {int(limit)}"
-        )
-        return [(_row_to_fact(row[:-1]), float(row[-1])) for row in self._db.execute(sql, params)]
+        """Confirmed facts matching an FTS5 expression with their BM25 score (lower is better), best first.
+
+        The full-text index ranks first and only its best rows are looked up among the facts, widening the
+        window when too many of them are filtered out. With `newest_first` the newest matches come newest
+        first, unscored (0.0): BM25 reads every match of each word to weigh it, which this mode avoids.
+        """
+        order = "rowid DESC" if newest_first else "score"
+        score = "0.0" if newest_first else f"bm25(fts, 1.0, {CONTEXT_WEIGHT})"
+        skip = ""
+        if exclude_ids:
+            skip = f"AND rowid NOT IN (SELECT seq FROM facts WHERE id IN ({', '.join('?' * len(exclude_ids))}))"
+        ranked_sql = f"SELECT rowid, {score} AS score FROM fts WHERE fts MATCH ? {skip} ORDER BY {order} LIMIT ?"
+        window = limit * 2
+        while True:
+            ranked = self._db.execute(ranked_sql, (expression, *exclude_ids, window)).fetchall()
+            facts = {fact.seq: fact for fact in self._facts_by_seq([seq for seq, _ in ranked])}
+            found = [
+                (fact, float(value))
+                for seq, value in ranked
+                if (fact := facts.get(seq)) is not None
+                and fact.status in statuses
+                and fact.trust == "confirmed"
+                and fact.text is not None
+                and (instant is None or valid_at(fact, instant))
+            ]
+            if len(found) >= limit or len(ranked) < window:
+                return found[:limit]
+            window *= 4
+
+    def _facts_by_seq(self, seqs: Sequence[int]) -> list[Fact]:
+        if not seqs:
+            return []
+        return self._facts(f"seq IN ({', '.join('?' * len(seqs))})", list(seqs))

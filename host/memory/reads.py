@@ -7,12 +7,12 @@ time (what we believed then); `asOf` picks the valid-time instant (what was true
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
-from host.memory.fold import Conflict, Fact, Standing, classify, replay, valid_at
+from host.memory.fold import TIER_RANK, Conflict, Fact, Standing, classify, replay, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger, VerifyReport
 from host.memory.query import match_expression, query_terms
@@ -20,9 +20,14 @@ from host.memory.records import Record, format_instant
 from host.memory.section import MemorySection, SectionLimits, render_recall_block, render_section
 from host.memory.values import parse_instant
 
-__all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS"]
+__all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_WINDOW"]
 
 VIEWS = ("current", "conflicts", "proposed", "all", "retracted")
+
+COMMON_TERM_FACTS = 300
+"""A query word held by more facts than this is left out of ranking while rarer words remain (bounded cost)."""
+COMMON_ONLY_WINDOW = 4
+"""When every query word is common, `limit` x this many newest matches are ranked (by words shared)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +112,13 @@ class MemoryReads:
         return Listing(tuple(sorted(facts, key=lambda f: f.seq)))
 
     def search(
-        self, query: str, *, limit: int = 10, include_retracted: bool = False, as_of: str | None = None
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        include_retracted: bool = False,
+        as_of: str | None = None,
+        exclude_ids: Sequence[str] = (),
     ) -> list[SearchHit]:
         """BM25 recall over confirmed facts: the path `memory_recall` and `memory.search` share.
 
@@ -116,19 +127,41 @@ class MemoryReads:
             limit: the most hits to return.
             include_retracted: also search retracted and replaced facts (they are labelled by status).
             as_of: only facts valid at this instant.
+            exclude_ids: facts not to return (those the prompt already shows).
         """
-        expression = match_expression(query_terms(query))
-        if expression is None or limit <= 0:
+        terms = query_terms(query)
+        if not terms or limit <= 0:
+            return []
+        frequencies = self._index.document_frequencies(terms, COMMON_TERM_FACTS)
+        # Words held by very many facts add little to BM25 but cost a scan of all of them: leave them out
+        # while rarer words remain; when none remain, rank only the newest facts holding the common ones.
+        rare = [term for term, count in zip(terms, frequencies, strict=True) if 0 < count <= COMMON_TERM_FACTS]
+        common = [term for term, count in zip(terms, frequencies, strict=True) if count > COMMON_TERM_FACTS]
+        expression = match_expression(rare or common)
+        if expression is None:
             return []
         statuses = ("live", "retracted", "superseded") if include_retracted else ("live",)
         instant = parse_instant(as_of, "asOf")
+        found = self._index.search(
+            expression,
+            limit=limit + 2 if rare else limit * COMMON_ONLY_WINDOW,
+            statuses=statuses,
+            instant=instant,
+            newest_first=not rare,
+            exclude_ids=exclude_ids,
+        )
+        if not rare:
+            # The newest facts holding common words, those that share the most words with the query first.
+            wanted = set(terms)
+            shared = {fact.id: len(wanted.intersection(query_terms(fact.text or ""))) for fact, _ in found}
+            found = sorted(found, key=lambda hit: -shared[hit[0].id])
         hits: list[SearchHit] = []
         seen: set[str] = set()
-        for fact, score in self._index.search(expression, limit=limit * 2, statuses=statuses, instant=instant):
+        for fact, score in found:
             if fact.sig in seen:
                 continue
             seen.add(fact.sig or fact.id)
-            hits.append(SearchHit(fact, -score))
+            hits.append(SearchHit(fact, -score if rare else 0.0))
             if len(hits) == limit:
                 break
         return hits
@@ -157,9 +190,25 @@ class MemoryReads:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
 
+    def recent_standing(self, limit: int) -> tuple[Standing, dict[str, int]]:
+        """Standing facts for bounded renderings, at a cost that does not grow with memory.
+
+        Args:
+            limit: the newest facts taken per tier (and of facts with a key, among which conflicts are found).
+
+        Returns:
+            The standing facts among those, and how many facts may stand now per tier (for "N did not fit").
+        """
+        instant = self._now()
+        facts = {f.id: f for f in self._index.keyed_candidates(instant, limit)}
+        for tier in TIER_RANK:
+            facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
+        return classify(facts.values(), instant), self._index.candidate_counts(instant)
+
     def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60) -> MemorySection:
         """The bounded memory section for the system prompt, from the facts standing now."""
-        return render_section(self.standing(), SectionLimits(max_bytes, max_lines))
+        standing, totals = self.recent_standing(max_lines)
+        return render_section(standing, SectionLimits(max_bytes, max_lines), totals)
 
     def recall_block(
         self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10
@@ -173,10 +222,8 @@ class MemoryReads:
             limit: the most recalled facts.
             added_limit: the most background additions listed (the rest are counted).
         """
-        skip = set(exclude_ids)
-        recalled = [hit.fact for hit in self.search(text, limit=limit + len(skip)) if hit.fact.id not in skip]
-        recalled = recalled[:limit]
-        skip.update(fact.id for fact in recalled)
+        recalled = [hit.fact for hit in self.search(text, limit=limit, exclude_ids=exclude_ids)]
+        skip = {*exclude_ids, *(fact.id for fact in recalled)}
         added, total = self._index.added_since(since_seq, self._now(), added_limit)
         kept = [fact for fact in added if fact.id not in skip]
         return render_recall_block(recalled, kept, max(0, total - len(added)))

@@ -8,7 +8,7 @@ profile facts, then notes and log entries newest first. Proposed facts are never
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from host.memory.fold import Fact, Standing
@@ -61,64 +61,72 @@ def fact_line(fact: Fact, *, with_key: bool = True) -> str:
     return " ".join(parts)
 
 
-def _blocks(standing: Standing) -> list[tuple[str, list[str], tuple[str, ...]]]:
-    """(tier, lines, ids) per item in priority order; a conflict is one item of several lines."""
-    items: list[tuple[str, list[str], tuple[str, ...]]] = []
+def _blocks(standing: Standing) -> list[tuple[list[str], tuple[Fact, ...]]]:
+    """(lines, facts) per item in priority order; a conflict is one item of several lines."""
+    items: list[tuple[list[str], tuple[Fact, ...]]] = []
     for conflict in standing.conflicts:
         lines = [
             f"- CONFLICT on {conflict.key}: these records disagree; ask the user which holds, then correct or "
             "forget the wrong one:"
         ]
         lines += ["  - " + fact_line(fact, with_key=False) for fact in conflict.facts]
-        items.append(("conflict", lines, tuple(fact.id for fact in conflict.facts)))
+        items.append((lines, conflict.facts))
     by_tier: dict[str, list[Fact]] = {"profile": [], "note": [], "log": []}
     for fact in standing.current:
         by_tier.setdefault(fact.tier, []).append(fact)
-    items += [("profile", ["- " + fact_line(f)], (f.id,)) for f in by_tier.pop("profile")]
-    for tier, facts in by_tier.items():
-        items += [(tier, ["- " + fact_line(f)], (f.id,)) for f in sorted(facts, key=lambda f: -f.seq)]
+    items += [(["- " + fact_line(f)], (f,)) for f in by_tier.pop("profile")]
+    for facts in by_tier.values():
+        items += [(["- " + fact_line(f)], (f,)) for f in sorted(facts, key=lambda f: -f.seq)]
     return items
 
 
-def render_section(standing: Standing, limits: SectionLimits = SectionLimits()) -> MemorySection:
+def _records(count: int) -> str:
+    return f"{count} standing record" + ("" if count == 1 else "s")
+
+
+def render_section(
+    standing: Standing, limits: SectionLimits = SectionLimits(), totals: Mapping[str, int] | None = None
+) -> MemorySection:
     """The memory section for the system prompt.
 
     Args:
-        standing: the standing facts and conflicts now.
+        standing: the standing facts and conflicts (all of them, or the newest of each tier).
         limits: the byte and line bounds of the whole section, footer included.
+        totals: how many records stand per tier in all of memory, when `standing` is only the newest of them.
 
     Returns:
-        The section text, the ids shown, and the count of facts left out (named in the footer).
+        The section text, the ids shown, and the count of records left out (named in the footer).
     """
     header = ["## Memory", MEMORY_RULES, ""]
-    total = len(standing.current) + sum(len(c.facts) for c in standing.conflicts)
-    footer_reserve = 2
     used_bytes = sum(len(line.encode("utf-8")) + 1 for line in header) + 220  # room for the footer line
-    used_lines = len(header) + footer_reserve
+    used_lines = len(header) + 2
     body: list[str] = []
-    shown: list[str] = []
-    hidden: Counter[str] = Counter()
-    for tier, lines, ids in _blocks(standing):
+    shown: list[Fact] = []
+    for lines, facts in _blocks(standing):
         size = sum(len(line.encode("utf-8")) + 1 for line in lines)
         if used_lines + len(lines) > limits.max_lines or used_bytes + size > limits.max_bytes:
-            hidden[tier] += len(ids)
             continue
         body += lines
-        shown += ids
+        shown += facts
         used_lines += len(lines)
         used_bytes += size
+    if totals is None:
+        totals = Counter(f.tier for f in (*standing.current, *(f for c in standing.conflicts for f in c.facts)))
+    shown_tiers = Counter(fact.tier for fact in shown)
+    hidden = {tier: n - shown_tiers[tier] for tier, n in totals.items() if n > shown_tiers[tier]}
+    total = sum(totals.values())
     if not total:
         footer = "No facts are stored yet."
     elif not hidden:
-        footer = f"All {total} standing facts are shown."
+        footer = f"All {_records(total)} are shown." if total > 1 else "The one standing record is shown."
     else:
         detail = ", ".join(f"{n} {_TIER_NAMES.get(tier, tier)}" for tier, n in sorted(hidden.items()))
         footer = (
-            f"{sum(hidden.values())} of {total} standing facts did not fit here ({detail}); "
+            f"{sum(hidden.values())} of {_records(total)} did not fit here ({detail}); "
             "call memory_recall with a few words to find them."
         )
     text = "\n".join([*header, *body, *([""] if body else []), footer])
-    return MemorySection(text, tuple(shown), sum(hidden.values()))
+    return MemorySection(text, tuple(fact.id for fact in shown), sum(hidden.values()))
 
 
 def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_added: int) -> str | None:

@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import logging
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,12 +44,15 @@ from host.memory.values import (
     clean_text,
     parse_instant,
 )
-from host.memory.view import diff_view, parse_view, render_view
+from host.memory.view import VIEW_LINES, diff_view, parse_view, render_view
 from host.prompt_cache import bump_epoch
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "MERGE_EVERY"]
 
 logger = logging.getLogger(__name__)
+
+MERGE_EVERY = 1000
+"""The search index's segments are merged after this many records (and after any batch as large)."""
 
 
 class MemoryStore(MemoryReads):
@@ -106,11 +110,16 @@ class MemoryStore(MemoryReads):
         if last is not None and on_disk is not None and on_disk != last:
             logger.info("memory %s: importing MEMORY.md edits made while the host was away", self.agent_id)
             self._apply_view_edits(on_disk, last)
-        self._write_view(force=on_disk != last)
+        if on_disk is None or on_disk != last:
+            self._write_view(force=True)
 
     def _write_view(self, *, force: bool = False) -> None:
         """Render MEMORY.md; `force` rewrites it even when the projection did not change (after an edit)."""
-        text = render_view(self.agent_id, self.standing(), self._index.by_state(status="live", trust="proposed"))
+        standing, totals = self.recent_standing(VIEW_LINES)
+        proposed, waiting = self._index.newest_proposed(VIEW_LINES)
+        shown = Counter(f.tier for f in (*standing.current, *(f for c in standing.conflicts for f in c.facts)))
+        hidden = {tier: n - shown[tier] for tier, n in totals.items()} | {"proposed": waiting - len(proposed)}
+        text = render_view(self.agent_id, standing, proposed, hidden)
         if force or self._index.meta("view_text") != text or not self.view_path.exists():
             write_bytes_atomic(self.view_path, text.encode("utf-8"))
             with self._index.transaction():
@@ -151,6 +160,8 @@ class MemoryStore(MemoryReads):
         except sqlite3.Error:
             logger.exception("memory %s: the index update failed; rebuilding it from the ledger", self.agent_id)
             self._rebuild()
+        if len(records) >= MERGE_EVERY or records[0].seq // MERGE_EVERY != records[-1].seq // MERGE_EVERY:
+            self._index.merge_search_index()
         self._write_view()
         bumped = epoch_mark != bumped_from
         self._events.append(MemoryEvent("changed", self.agent_id, records[0].op, tuple(r.id for r in records), bumped))

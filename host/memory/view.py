@@ -9,14 +9,15 @@ Proposed, an edited review), a deleted line is a retraction (or, under Proposed,
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from host.memory.fold import Fact, Standing
 
-__all__ = ["ViewLine", "ViewEdit", "render_view", "parse_view", "diff_view", "LOG_LINES_IN_VIEW"]
+__all__ = ["ViewLine", "ViewEdit", "render_view", "parse_view", "diff_view", "VIEW_LINES"]
 
-LOG_LINES_IN_VIEW = 200
-"""The newest log entries shown; older ones stay in the ledger and the index (a count says how many)."""
+VIEW_LINES = 500
+"""The newest facts of each tier (and proposals) shown; the rest stay in the ledger and the index, counted."""
 
 _HEADINGS = {"profile": "Profile", "note": "Notes", "log": "Log"}
 _SECTION_OF_HEADING = {
@@ -63,32 +64,31 @@ def _line(fact: Fact) -> str:
     return f"- {prefix}{text} ^{fact.id}"
 
 
-def render_view(title: str, standing: Standing, proposed: list[Fact]) -> str:
+def render_view(title: str, standing: Standing, proposed: list[Fact], hidden: Mapping[str, int] | None = None) -> str:
     """The whole MEMORY.md text for these facts.
 
     Args:
         title: the agent's id or name, for the heading.
-        standing: current facts and conflicts.
+        standing: current facts and conflicts (the newest of each tier when memory is large).
         proposed: facts waiting for review.
+        hidden: per tier (and `proposed`), how many more are in memory than shown.
     """
+    hidden = hidden or {}
     out = [f"# Memory of {title}", "", _PREAMBLE]
     if standing.conflicts:
         out += ["", "## Conflicts (records that disagree: delete the wrong one)", ""]
         for conflict in standing.conflicts:
             out += [_line(fact) for fact in conflict.facts]
     for tier, heading in _HEADINGS.items():
-        facts = [fact for fact in standing.current if fact.tier == tier]
-        older = 0
-        if tier == "log" and len(facts) > LOG_LINES_IN_VIEW:
-            older = len(facts) - LOG_LINES_IN_VIEW
-            facts = facts[-LOG_LINES_IN_VIEW:]
         out += ["", f"## {heading}", ""]
-        if older:
-            out.append(f"<!-- {older} older log entries are not shown here; search memory to find them. -->")
-        out += [_line(fact) for fact in facts]
+        if hidden.get(tier):
+            out.append(f"<!-- {hidden[tier]} older entries are not shown here; search memory to find them. -->")
+        out += [_line(fact) for fact in sorted(standing.current, key=lambda f: f.seq) if fact.tier == tier]
     if proposed:
         out += ["", "## Proposed (awaiting review: not used as facts until accepted)", ""]
-        out += [_line(fact) for fact in proposed]
+        if hidden.get("proposed"):
+            out.append(f"<!-- {hidden['proposed']} older proposals are not shown here. -->")
+        out += [_line(fact) for fact in sorted(proposed, key=lambda f: f.seq)]
     return "\n".join(out) + "\n"
 
 

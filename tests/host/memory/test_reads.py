@@ -7,8 +7,9 @@ from collections.abc import Iterable
 
 import pytest
 
-from host.memory import Evidence, Fact, MemoryStore
+from host.memory import Evidence, Fact, MemoryStore, NoteItem
 from host.memory.errors import InvalidMemoryRequestError
+from host.memory.reads import COMMON_TERM_FACTS
 from protocol.errors import INVALID_PARAMS
 
 USER = Evidence("user")
@@ -118,5 +119,21 @@ def test_recall_reads_han_text_by_bigrams(store: MemoryStore) -> None:
         await store.note("用户喜欢喝茶", evidence=USER)
         assert [h.fact.text for h in store.search("柏林")] == ["用户住在柏林"]
         assert [h.fact.text for h in store.search("喝茶吗")] == ["用户喜欢喝茶"]
+
+    asyncio.run(main())
+
+
+def test_a_word_held_by_very_many_facts_is_left_out_while_a_rarer_word_remains(store: MemoryStore) -> None:
+    async def main() -> None:
+        items = [NoteItem(f"User drank tea on day {n}") for n in range(COMMON_TERM_FACTS + 5)]
+        await store.note_many(items, evidence=USER)
+        await store.note("User bought tea from Darjeeling", evidence=USER)
+        assert [h.fact.text for h in store.search("Darjeeling tea", limit=1)] == ["User bought tea from Darjeeling"]
+        newest = [h.fact.text for h in store.search("tea", limit=3)]
+        assert newest == [
+            "User bought tea from Darjeeling",
+            f"User drank tea on day {COMMON_TERM_FACTS + 4}",
+            f"User drank tea on day {COMMON_TERM_FACTS + 3}",
+        ]
 
     asyncio.run(main())

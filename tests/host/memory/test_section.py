@@ -22,7 +22,7 @@ def fact(seq: int, text: str, tier: str = "note", key: str | None = None) -> Fac
 def test_everything_fits_and_the_footer_says_so() -> None:
     section = render_section(Standing((fact(1, "User likes tea"), fact(2, "User likes jazz")), ()))
     assert "[m-000000000001] User likes tea" in section.text
-    assert section.text.endswith("All 2 standing facts are shown.")
+    assert section.text.endswith("All 2 standing records are shown.")
     assert section.hidden == 0
 
 
@@ -34,8 +34,17 @@ def test_when_full_the_newest_notes_stay_profile_first_and_the_rest_are_counted(
     assert "m-000000000001" in section.shown_ids and "m-000000000027" in section.shown_ids
     assert "m-000000000002" not in section.shown_ids
     assert section.hidden == 39 - len(section.shown_ids)
-    assert lines[-1].startswith(f"{section.hidden} of 39 standing facts did not fit here ({section.hidden} notes)")
+    assert lines[-1].startswith(f"{section.hidden} of 39 standing records did not fit here ({section.hidden} notes)")
     assert "memory_recall" in lines[-1]
+
+
+def test_records_beyond_the_window_read_from_the_index_are_counted_too() -> None:
+    window = Standing((fact(998, "Note 998"), fact(999, "Note 999")), ())
+    section = render_section(window, totals={"note": 999, "profile": 3})
+    assert section.text.splitlines()[-1].startswith(
+        "1000 of 1002 standing records did not fit here (997 notes, 3 profile)"
+    )
+    assert section.shown_ids == ("m-0000000003e7", "m-0000000003e6")
 
 
 def test_the_byte_bound_holds_with_long_facts() -> None:

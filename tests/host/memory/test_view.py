@@ -7,7 +7,9 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from host.memory import Evidence, MemoryStore
+import pytest
+
+from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.view import ViewLine, diff_view, parse_view
 
 USER = Evidence("user")
@@ -131,5 +133,25 @@ def test_a_deleted_view_is_written_again_without_forgetting_anything(store: Memo
         assert await store.import_view_edits() == []
         assert "User likes tea" in store.view_path.read_text(encoding="utf-8")
         assert [f.text for f in store.standing().current] == ["User likes tea"]
+
+    asyncio.run(main())
+
+
+def test_a_large_memory_shows_the_newest_entries_of_each_tier_and_counts_the_rest(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("host.memory.store.VIEW_LINES", 3)
+
+    async def main() -> None:
+        await store.note_many([NoteItem(f"User read book {n}", tier="log") for n in range(8)], evidence=USER)
+        await store.note("User likes tea", evidence=USER)
+        text = store.view_path.read_text(encoding="utf-8")
+        assert [line.text for line in parse_view(text) if line.section == "log"] == [
+            "User read book 5",
+            "User read book 6",
+            "User read book 7",
+        ]
+        assert "5 older entries are not shown here" in text and "User likes tea" in text
+        assert await store.import_view_edits() == []
 
     asyncio.run(main())
