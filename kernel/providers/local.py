@@ -12,6 +12,7 @@ request are left out, and earlier tool calls and results reach it as plain text.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib
 import importlib.util
 import itertools
@@ -54,6 +55,15 @@ class _LoadedModel:
 
 _MODELS: dict[tuple[str, int], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    # Free the models while llama.cpp's bindings still exist; at interpreter teardown they may not.
+    with _MODELS_LOCK:
+        for model in _MODELS.values():
+            model.llama.close()
+        _MODELS.clear()
 
 
 def _import_llama_cpp() -> ModuleType:
