@@ -31,13 +31,12 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import host.memory.index as memory_index
+from host.memory import Evidence, MemoryStore, NoteItem
+from host.prompt import AgentIdentity
+from host.prompt_cache import assemble_prompt
 
-import host.memory.index as memory_index  # noqa: E402
-from host.memory import Evidence, MemoryStore, NoteItem  # noqa: E402
-from host.prompt import AgentIdentity  # noqa: E402
-from host.prompt_cache import assemble_prompt  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

@@ -128,7 +128,6 @@ class MemoryIndex:
                 db.execute("PRAGMA journal_mode = DELETE")
                 # The index is derived: after a crash it is checked against the ledger and rebuilt if needed.
                 db.execute("PRAGMA synchronous = OFF")
-                db.execute("PRAGMA cache_size = -32768")
                 db.executescript(_SCHEMA)
                 version = db.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()
                 if version is None:
@@ -292,6 +291,15 @@ class MemoryIndex:
     def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
         """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""
         return self._facts(f"key IS NOT NULL AND {_STANDING}", {"t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")
+
+    def candidates_for_keys(self, keys: Iterable[str], instant: str) -> list[Fact]:
+        """Every fact of these keys that may stand at `instant`."""
+        wanted = sorted(keys)
+        if not wanted:
+            return []
+        params: dict[str, Any] = {"t": instant} | {f"k{n}": key for n, key in enumerate(wanted)}
+        marks = ", ".join(f":k{n}" for n in range(len(wanted)))
+        return self._facts(f"key IN ({marks}) AND {_STANDING}", params, "ORDER BY seq")
 
     def candidate_counts(self, instant: str) -> dict[str, int]:
         """How many facts may stand at `instant`, per tier (read from the covering index alone)."""

@@ -200,7 +200,9 @@ class MemoryReads:
             The standing facts among those, and how many facts may stand now per tier (for "N did not fit").
         """
         instant = self._now()
-        facts = {f.id: f for f in self._index.keyed_candidates(instant, limit)}
+        keyed = self._index.keyed_candidates(instant, limit)
+        # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
+        facts = {f.id: f for f in self._index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
         for tier in TIER_RANK:
             facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
         return classify(facts.values(), instant), self._index.candidate_counts(instant)

@@ -182,7 +182,7 @@ class MemoryStore(MemoryReads):
             except Exception:  # a failing listener must not undo or fail a write that is already durable
                 logger.exception("memory %s: the change listener failed", self.agent_id)
 
-    def _live_fact(self, record_id: str) -> Fact:
+    def _existing_fact(self, record_id: str) -> Fact:
         fact = self._index.fact(record_id)
         if fact is None or fact.status == "erased":
             raise RecordNotFoundError(f"no memory record {record_id}")
@@ -323,10 +323,11 @@ class MemoryStore(MemoryReads):
     def _correct_locked(
         self, record_id: str, text: str, evidence: Evidence, since: str | None, key: str | None, *, keep_key: bool
     ) -> WriteOutcome:
-        target = self._live_fact(record_id)
+        target = self._existing_fact(record_id)
+        if target.status == "superseded":
+            raise MemoryStateError(f"record {record_id} was replaced by {target.changed_by}; correct that one")
         if target.status != "live" or target.trust == "rejected":
-            state = "forgotten" if target.status == "retracted" else f"{target.status} ({target.trust})"
-            raise MemoryStateError(f"record {record_id} is {state}; note the fact again instead")
+            raise MemoryStateError(f"record {record_id} was forgotten or rejected; note the fact again instead")
         new_key = target.key if keep_key else key
         check_key(new_key)
         sig = content_signature(text)
@@ -354,7 +355,7 @@ class MemoryStore(MemoryReads):
         )
         records = tuple(self._commit([draft]))
         kind = "corrected" if trust == "confirmed" else "proposed"
-        return WriteOutcome(kind, records, self._index.fact(draft.id), (self._live_fact(target.id),))
+        return WriteOutcome(kind, records, self._index.fact(draft.id), (self._existing_fact(target.id),))
 
     async def retract(self, record_id: str, *, evidence: Evidence, reason: str | None = None) -> WriteOutcome:
         """Forget a fact: it leaves every view and the next prompt, and a tombstone keeps it from coming back.
@@ -375,7 +376,7 @@ class MemoryStore(MemoryReads):
         return outcome
 
     def _retract_locked(self, record_id: str, evidence: Evidence, reason: str | None) -> WriteOutcome:
-        target = self._live_fact(record_id)
+        target = self._existing_fact(record_id)
         if target.status == "retracted":
             return WriteOutcome("unchanged", fact=target)
         copies = [f for f in self._index.live_with_sig(target.sig or "") if f.id != target.id] if target.sig else []
@@ -415,7 +416,7 @@ class MemoryStore(MemoryReads):
     def _review_locked(
         self, record_id: str, decision: str, text: str | None, key: str | None, reason: str | None
     ) -> WriteOutcome:
-        target = self._live_fact(record_id)
+        target = self._existing_fact(record_id)
         if target.trust != "proposed" or target.status != "live":
             raise MemoryStateError(f"record {record_id} is not waiting for review")
         check_key(key)
@@ -437,7 +438,7 @@ class MemoryStore(MemoryReads):
                 reason=reason,
             )
             records = tuple(self._commit([draft]))
-            return WriteOutcome("edited", records, self._index.fact(draft.id), (self._live_fact(target.id),))
+            return WriteOutcome("edited", records, self._index.fact(draft.id), (self._existing_fact(target.id),))
         sig = target.sig if decision == "reject" else None
         draft = self._draft("review", human, decision=decision, target=target.id, sig=sig, reason=reason)
         records = tuple(self._commit([draft]))

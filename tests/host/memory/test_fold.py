@@ -29,9 +29,18 @@ def assertion(
     valid_until: str | None = None,
 ) -> Record:
     return Record(
-        seq=0, id=rid, op="assert", source=source, observed_at=T0, trust=trust, key=key, tier=tier, text=text,
-        sig=content_signature(text), valid_until=valid_until,
-    )  # fmt: skip
+        seq=0,
+        id=rid,
+        op="assert",
+        source=source,
+        observed_at=T0,
+        trust=trust,
+        key=key,
+        tier=tier,
+        text=text,
+        sig=content_signature(text),
+        valid_until=valid_until,
+    )
 
 
 def act(rid: str, op: str, target: str, *, source: str = "user", sig: str | None = None) -> Record:

@@ -137,3 +137,21 @@ def test_a_word_held_by_very_many_facts_is_left_out_while_a_rarer_word_remains(s
         ]
 
     asyncio.run(main())
+
+
+def test_a_conflict_with_an_old_record_is_found_however_many_facts_came_between(store: MemoryStore) -> None:
+    async def main() -> None:
+        await store.note("User lives in Berlin", evidence=USER, key="user.home_city")
+        await store.note_many(
+            [NoteItem(f"User's slot {n} is set", key=f"user.slot{n}") for n in range(30)], evidence=USER
+        )
+        await store.note("User lives in Lisbon", evidence=USER, key="user.home_city")
+        standing, totals = store.recent_standing(5)
+        assert [[f.text for f in c.facts] for c in standing.conflicts] == [
+            ["User lives in Berlin", "User lives in Lisbon"]
+        ]
+        assert totals == {"note": 32}
+        section = store.prompt_section(max_lines=12)
+        assert "CONFLICT on user.home_city" in section.text and "Berlin" in section.text
+
+    asyncio.run(main())

@@ -19,8 +19,17 @@ from host.memory.records import (
 
 
 def draft(text: str = "User likes tea") -> Record:
-    return Record(seq=0, id="m-0123456789ab", op="assert", source="user", observed_at="2026-01-01T00:00:00.000000Z",
-                  trust="confirmed", tier="note", text=text, sig=content_signature(text))  # fmt: skip
+    return Record(
+        seq=0,
+        id="m-0123456789ab",
+        op="assert",
+        source="user",
+        observed_at="2026-01-01T00:00:00.000000Z",
+        trust="confirmed",
+        tier="note",
+        text=text,
+        sig=content_signature(text),
+    )
 
 
 def test_a_sealed_record_commits_to_its_text_with_a_salt_and_round_trips() -> None:
