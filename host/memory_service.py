@@ -147,7 +147,9 @@ class MemoryService:
     async def _extract(self, agent: Agent, exchange: list[ExchangeItem]) -> None:
         try:
             store = self.hub.get(agent.agent_id)
-            facts = store.list_facts("current").facts
+            # What stands now, bounded: the newest current facts and every side of their conflicts.
+            standing, _ = store.recent_standing(50)
+            facts = [*standing.current, *(fact for conflict in standing.conflicts for fact in conflict.facts)]
             prompt = extraction_prompt(exchange, facts)
             spec = self._planner.resolve_model(agent)
             params = SummarizeParams(messages=[ChatMessage(role="user", content=prompt)], model=spec)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from protocol.models import agents, host, kernel
-from protocol.models.secrets import SECRETS_METHODS
 from protocol.models.base import Empty, EmptyParams
+from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
+from protocol.models.secrets import SECRETS_METHODS
 
 __all__ = ["HOST_METHODS", "HOST_EVENTS", "KERNEL_METHODS", "KERNEL_EVENTS", "KERNEL_CALLS", "all_messages"]
 
@@ -33,6 +34,7 @@ HOST_METHODS: dict[str, Method] = {
     "agent.transcript": (agents.AgentTranscriptParams, agents.AgentTranscriptResult),
     "agent.decideTool": (host.DecideToolParams, host.DecideToolResult),
     **SECRETS_METHODS,
+    **MEMORY_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
@@ -44,6 +46,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "agent.tool": host.AgentToolEvent,
     "kernel.down": host.KernelDownEvent,
     "kernel.up": host.KernelUpEvent,
+    **MEMORY_EVENTS,
 }
 
 KERNEL_METHODS: dict[str, Method] = {

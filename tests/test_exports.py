@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-PACKAGES = ["protocol", "host", "kernel", "kernel.providers", "kernel.tools", "sandbox"]
+PACKAGES = ["protocol", "host", "host.memory", "kernel", "kernel.providers", "kernel.tools", "sandbox"]
 
 
 def _isort_key(name: str) -> tuple[int, str]:

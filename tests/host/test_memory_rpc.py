@@ -16,7 +16,7 @@ from host.memory_rpc import MEMORY_EVENTS, MEMORY_METHODS, memory_notification, 
 from protocol.dispatch import Router
 from protocol.errors import INVALID_PARAMS, NOT_FOUND, SENSITIVE_CONTENT
 
-GOLDEN = Path(__file__).parents[1] / "protocol" / "golden" / "host"
+GOLDEN = Path(__file__).parents[1] / "protocol" / "golden"
 
 
 @pytest.fixture
