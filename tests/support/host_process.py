@@ -120,12 +120,20 @@ class HostProcess:
         await self.process.stdin.drain()
 
     async def wait_for(
-        self, method: str, where: Callable[[dict[str, Any]], bool] = lambda _: True, *, timeout: float = 30
+        self,
+        method: str,
+        where: Callable[[dict[str, Any]], bool] = lambda _: True,
+        *,
+        timeout: float = 30,
+        after: int = 0,
     ) -> dict[str, Any]:
-        """The first recorded `method` notification whose params satisfy `where` (waits for it)."""
+        """The first recorded `method` notification whose params satisfy `where` (waits for it).
+
+        `after` skips the first that many recorded events (pass `len(host.events)` to wait for a new one).
+        """
         async with asyncio.timeout(timeout), self.router.changed:
             while True:
-                for name, params in self.router.events:
+                for name, params in self.router.events[after:]:
                     if name == method and where(params):
                         return params
                 await self.router.changed.wait()
