@@ -151,3 +151,42 @@ def test_extraction_after_a_turn_records_what_the_user_said(tmp_path: Path) -> N
             assert any(r["op"] == "assert" for r in history["records"])
 
     asyncio.run(main())
+
+
+def test_a_fact_from_a_tool_result_waits_for_review_and_enters_the_prompt_only_once_confirmed(tmp_path: Path) -> None:
+    rules = [
+        {
+            "match": r"^from the web: (.*)$",
+            "on": "user",
+            "toolCalls": [{"name": "memory_note", "arguments": {"text": r"\1", "basis": "tool"}}],
+        },
+        {
+            "match": r"^from me: (.*)$",
+            "on": "user",
+            "toolCalls": [{"name": "memory_note", "arguments": {"text": r"\1"}}],
+        },
+        {"match": ".*", "reply": "ok"},
+    ]
+    cache = tmp_path / "agents/ann/prompt-cache.json"
+
+    async def turn(host: HostProcess, text: str) -> None:
+        sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+        await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
+            await turn(host, "from the web: The museum opens at nine.")
+            await turn(host, "from me: The user's sister is called Ines.")
+            proposed = await host.wait_for("memory.proposed", lambda p: p["agentId"] == "ann")
+            await turn(host, "hello")
+            prompt = cache.read_text(encoding="utf-8")
+            assert "Ines" in prompt and "museum" not in prompt
+            queue = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
+            (pending,) = queue["records"]
+            assert pending["trust"] == "proposed" and pending["id"] in [r["id"] for r in proposed["records"]]
+            await host.call("memory.review", {"agentId": "ann", "recordId": pending["id"], "decision": "confirm"})
+            await turn(host, "hello again")
+            assert "museum opens at nine" in cache.read_text(encoding="utf-8")
+
+    asyncio.run(main())
