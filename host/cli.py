@@ -44,6 +44,30 @@ def build_parser() -> argparse.ArgumentParser:
         if takes_name:
             action_parser.add_argument("name")
 
+    memory = commands.add_parser("memory", help="See and govern what an agent remembers.")
+    memory_actions = memory.add_subparsers(dest="action", required=True)
+
+    def memory_action(name: str, help_text: str) -> argparse.ArgumentParser:
+        action_parser = memory_actions.add_parser(name, help=help_text)
+        _add_data_dir(action_parser)
+        action_parser.add_argument("agent", help="the agent's id")
+        return action_parser
+
+    views = ["current", "conflicts", "proposed", "all", "retracted"]
+    memory_action("list", "List a view of the agent's memory.").add_argument("--view", default="current", choices=views)
+    review = memory_action("review", "Confirm, reject or edit a proposed fact.")
+    review.add_argument("record_id")
+    review.add_argument("decision", choices=["confirm", "reject", "edit"])
+    review.add_argument("--text", help="the corrected text, for edit")
+    for name, help_text in (
+        ("forget", "Retract a fact (the audit trail keeps it)."),
+        ("erase", "Erase a fact's text for good (the audit keeps that it existed)."),
+    ):
+        with_id = memory_action(name, help_text)
+        with_id.add_argument("record_id")
+        with_id.add_argument("--reason")
+    memory_action("verify", "Re-walk the ledger's hash chain.")
+
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
     schema.set_defaults(verbose=False)
@@ -84,6 +108,21 @@ def main(argv: list[str] | None = None) -> int:
         from host.secrets_cli import run_secrets
 
         return run_secrets(args.action, getattr(args, "name", None), resolve_data_dir(args.data_dir))
+    if args.command == "memory":
+        from host.memory_cli import MemoryCommand, run_memory_command
+
+        return run_memory_command(
+            MemoryCommand(
+                action=args.action,
+                agent=args.agent,
+                data_dir=resolve_data_dir(args.data_dir),
+                view=getattr(args, "view", "current"),
+                record_id=getattr(args, "record_id", None),
+                decision=getattr(args, "decision", None),
+                text=getattr(args, "text", None),
+                reason=getattr(args, "reason", None),
+            )
+        )
     if args.command == "schema":
         from protocol.schema import schema_json
 

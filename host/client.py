@@ -7,6 +7,7 @@ own language. The host's log goes to `<data>/logs/host.log` unless `verbose`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -60,22 +61,24 @@ async def connect_host(
             limit=READ_LIMIT,
         )
     peer = JsonRpcPeer(process_transport(process), router, name="host")
-    async with asyncio.TaskGroup() as tasks:
-        serving = tasks.create_task(peer.serve())
+    # Owned here and awaited in `finally`; a task group would wrap the caller's errors in an ExceptionGroup.
+    serving = asyncio.create_task(peer.serve())
+    try:
         try:
-            try:
-                await peer.request(
-                    "initialize", {"client": {"name": client}, "protocolVersion": PROTOCOL_VERSION}, InitializeResult
-                )
-            except ConnectionClosedError:
-                await process.wait()
-                raise ConnectionClosedError(_why_it_stopped(log_path, start, process.returncode)) from None
-            yield peer
-        finally:
-            if not peer.closed:
-                try:
-                    await peer.request("shutdown", {}, timeout=15)
-                except JsonRpcError:
-                    process.terminate()
+            await peer.request(
+                "initialize", {"client": {"name": client}, "protocolVersion": PROTOCOL_VERSION}, InitializeResult
+            )
+        except ConnectionClosedError:
             await process.wait()
-            serving.cancel()
+            raise ConnectionClosedError(_why_it_stopped(log_path, start, process.returncode)) from None
+        yield peer
+    finally:
+        if not peer.closed:
+            try:
+                await peer.request("shutdown", {}, timeout=15)
+            except JsonRpcError:
+                process.terminate()
+        await process.wait()
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving

@@ -1,0 +1,57 @@
+"""`hearth memory`: a person lists, reviews, forgets and verifies an agent's memory from the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+
+
+def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "host", "memory", *args, "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
+
+
+def test_a_person_reviews_the_queue_forgets_a_fact_and_verifies_from_the_terminal(tmp_path: Path) -> None:
+    rules = [
+        {
+            "match": r"^web says (.*)$",
+            "toolCalls": [{"name": "memory_note", "arguments": {"text": r"\1", "basis": "tool"}}],
+        },
+        {"match": ".*", "reply": "ok"},
+    ]
+
+    async def prepare() -> tuple[str, str]:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
+            for text in ("web says The library closes at six.", "web says The bakery sells rye bread."):
+                sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+            kept = await host.call("memory.note", {"agentId": "ann", "text": "The user bikes to work."})
+            queue = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
+            library = next(r["id"] for r in queue["records"] if "library" in r["text"])
+            return library, kept["record"]["id"]
+
+    library, kept = asyncio.run(prepare())
+    queue = _hearth(tmp_path, "list", "ann", "--view", "proposed")
+    assert queue.returncode == 0, queue.stderr
+    assert "library closes at six" in queue.stdout and "proposed" in queue.stdout and "from agent" in queue.stdout
+    assert _hearth(tmp_path, "review", "ann", library, "confirm").returncode == 0
+    current = _hearth(tmp_path, "list", "ann").stdout
+    assert "library closes at six" in current and "bakery" not in current
+    assert _hearth(tmp_path, "forget", "ann", kept, "--reason", "moved house").returncode == 0
+    current = _hearth(tmp_path, "list", "ann").stdout
+    assert "bikes to work" not in current and "library closes at six" in current
+    assert "bikes to work" in _hearth(tmp_path, "list", "ann", "--view", "retracted").stdout
+    verified = _hearth(tmp_path, "verify", "ann")
+    assert verified.returncode == 0 and verified.stdout.startswith("ok:")
+    missing = _hearth(tmp_path, "list", "nobody")
+    assert missing.returncode == 1 and "no agent 'nobody'" in missing.stderr
