@@ -27,7 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="Chat with an agent in the terminal (creates it if missing).")
     _add_data_dir(chat)
     chat.add_argument("agent", help="the agent's id (or a new name)")
-    chat.add_argument("--provider", choices=["local", "openai", "anthropic", "scripted"], help="model provider")
+    chat.add_argument(
+        "--provider",
+        choices=["local", "openai", "anthropic", "scripted"],
+        help="model provider; the default, local, is a tiny embedded model for trying Hearth out, not for real work",
+    )
     chat.add_argument("--model", help="model name, e.g. gpt-4o-mini or claude-sonnet-4-5")
     chat.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
     chat.add_argument("--key-secret", help="the name of the stored secret holding the API key")
