@@ -2,7 +2,8 @@
 
 One rule per exact (action, canonical target); remembering a new decision for the same pair replaces the old
 one. Every write is atomic (temp file in the same directory, fsync, rename, fsync of the directory), so a crash
-leaves the old file or the new one. A corrupt or unreadable file is treated as empty, with a logged warning.
+leaves the old file or the new one. A corrupt file is moved aside (`.corrupt-<time>`), never overwritten, and
+the store starts empty with a logged warning.
 """
 
 from __future__ import annotations
@@ -10,41 +11,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from host.atomic import write_bytes_atomic
 from sandbox.approval import Rule
 
-__all__ = ["ApprovalStore", "atomic_write_text"]
+__all__ = ["ApprovalStore"]
 
 logger = logging.getLogger(__name__)
 
 _VERSION = 1
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace `path` with `text` so that a crash leaves either the old or the new content.
-
-    Raises:
-        OSError: the directory is not writable or the disk is full.
-    """
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class ApprovalStore:
@@ -70,11 +48,11 @@ class ApprovalStore:
         except FileNotFoundError:
             return
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            logger.warning("ignoring unreadable approvals file %s: %s", self._path, exc)
+            self._set_aside(f"unreadable ({exc})")
             return
         entries = raw.get("rules") if isinstance(raw, dict) else None
         if not isinstance(entries, list):
-            logger.warning("ignoring approvals file %s: no list of rules", self._path)
+            self._set_aside("no list of rules")
             return
         for entry in entries:
             if not isinstance(entry, dict):
@@ -83,6 +61,18 @@ class ApprovalStore:
             if isinstance(action, str) and action and isinstance(target, str) and decision in ("allow", "deny"):
                 self._rules[(action, target)] = Rule(action, target, decision)
                 self._decided_at[(action, target)] = str(entry.get("decidedAt", ""))
+
+    def _set_aside(self, why: str) -> None:
+        """Move a bad file aside (so the next write cannot destroy it) and start empty."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        aside = self._path.with_name(f"{self._path.name}.corrupt-{stamp}")
+        try:
+            os.replace(self._path, aside)
+        except OSError:
+            aside = self._path
+        logger.warning(
+            "approvals file %s is %s; kept as %s, starting with no remembered approvals", self._path, why, aside
+        )
 
     def rules(self) -> tuple[Rule, ...]:
         """Every remembered rule, oldest decision first."""
@@ -112,4 +102,6 @@ class ApprovalStore:
             for key, r in rules.items()
         ]
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self._path, json.dumps({"version": _VERSION, "rules": body}, indent=2) + "\n")
+        write_bytes_atomic(
+            self._path, (json.dumps({"version": _VERSION, "rules": body}, indent=2) + "\n").encode("utf-8")
+        )

@@ -9,7 +9,7 @@ call is emitted when its block closes. Usage adds cache reads and writes to the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,17 +17,15 @@ import anthropic
 import httpx2
 
 from kernel.providers._common import (
-    call_info,
     error_detail,
     map_transport_errors,
     parse_tool_arguments,
-    require_api_key,
     require_model_name,
     retry_after_seconds,
 )
+from kernel.providers._remote import RemoteProvider
 from kernel.providers.base import (
     Message,
-    ModelConfig,
     ModelEvent,
     ModelRequest,
     StreamEnd,
@@ -37,7 +35,7 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
-from kernel.providers.retry import Clock, Failure, RealClock, RetryPolicy, stream_with_retries
+from kernel.providers.retry import Failure
 
 __all__ = ["AnthropicProvider", "DEFAULT_BASE_URL", "build_request_body"]
 
@@ -59,41 +57,19 @@ _ERROR_TYPES: dict[str, int] = {
 }
 
 
-class AnthropicProvider:
-    """A Claude model. `clock` and `policy` are for tests and tuning; defaults suit real use."""
+class AnthropicProvider(RemoteProvider):
+    """A Claude model through the Messages API."""
 
-    def __init__(self, config: ModelConfig, *, clock: Clock | None = None, policy: RetryPolicy | None = None) -> None:
-        self.config = config
-        self._clock = clock or RealClock()
-        self._policy = policy or RetryPolicy()
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream the model's answer; see `kernel.providers.base.Provider`.
+    def open_client(self, api_key: str, base_url: str, timeout: httpx2.Timeout) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-        Raises:
-            ProviderError: no key for a remote API (before any call), or a failure per `retry.RETRY_TABLE`.
-            BadModelConfigError: the model has no name.
-        """
-        return self._stream(request)
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        return build_request_body(request)
 
-    async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        config = request.config
-        api_key = require_api_key(config)
-        body = build_request_body(request)
-        info = call_info(config, DEFAULT_BASE_URL)
-        read_timeout = float(config.options.get("read_timeout", 300.0))
-        async with anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=config.base_url or DEFAULT_BASE_URL,
-            max_retries=0,
-            timeout=httpx2.Timeout(read_timeout, connect=10.0),
-        ) as client:
-
-            def attempt() -> AsyncGenerator[ModelEvent, None]:
-                return _attempt(client, body)
-
-            async for event in stream_with_retries(attempt, info, clock=self._clock, policy=self._policy):
-                yield event
+    def attempt(self, client: Any, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        return _attempt(client, body)
 
 
 async def _attempt(client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:

@@ -9,7 +9,7 @@ with arguments parsed (a malformed one is a clear `ProviderError`). Usage is req
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,14 +18,13 @@ import httpx2
 import openai
 
 from kernel.providers._common import (
-    call_info,
     error_detail,
     map_transport_errors,
     parse_tool_arguments,
-    require_api_key,
     require_model_name,
     retry_after_seconds,
 )
+from kernel.providers._remote import RemoteProvider
 from kernel.providers.base import (
     Message,
     ModelConfig,
@@ -39,7 +38,7 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
-from kernel.providers.retry import Clock, Failure, RealClock, RetryPolicy, stream_with_retries
+from kernel.providers.retry import Failure
 
 __all__ = ["OpenAICompatProvider", "DEFAULT_BASE_URL"]
 
@@ -54,41 +53,19 @@ _STOP_REASONS = {
 }
 
 
-class OpenAICompatProvider:
-    """A chat-completions model. `clock` and `policy` are for tests and tuning; defaults suit real use."""
+class OpenAICompatProvider(RemoteProvider):
+    """A chat-completions model: OpenAI, DeepSeek, Ollama, llama.cpp server, vLLM, any `baseUrl`."""
 
-    def __init__(self, config: ModelConfig, *, clock: Clock | None = None, policy: RetryPolicy | None = None) -> None:
-        self.config = config
-        self._clock = clock or RealClock()
-        self._policy = policy or RetryPolicy()
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream the model's answer; see `kernel.providers.base.Provider`.
+    def open_client(self, api_key: str, base_url: str, timeout: httpx2.Timeout) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-        Raises:
-            ProviderError: no key for a remote API (before any call), or a failure per `retry.RETRY_TABLE`.
-            BadModelConfigError: the model has no name.
-        """
-        return self._stream(request)
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        return _request_body(request.config, request)
 
-    async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        config = request.config
-        api_key = require_api_key(config)
-        body = _request_body(config, request)
-        info = call_info(config, DEFAULT_BASE_URL)
-        read_timeout = float(config.options.get("read_timeout", 300.0))
-        async with openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=config.base_url or DEFAULT_BASE_URL,
-            max_retries=0,
-            timeout=httpx2.Timeout(read_timeout, connect=10.0),
-        ) as client:
-
-            def attempt() -> AsyncGenerator[ModelEvent, None]:
-                return _attempt(client, body)
-
-            async for event in stream_with_retries(attempt, info, clock=self._clock, policy=self._policy):
-                yield event
+    def attempt(self, client: Any, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        return _attempt(client, body)
 
 
 async def _attempt(client: openai.AsyncOpenAI, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:

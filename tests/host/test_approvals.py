@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from host.approvals import ApprovalStore, atomic_write_text
+from host.approvals import ApprovalStore
 from sandbox import Rule
 
 
@@ -39,7 +39,7 @@ def test_the_file_holds_only_the_rules_and_no_temp_file_is_left(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"rules": "nope"}', "[]", "\udcff"])
-def test_a_corrupt_file_is_treated_as_empty_with_a_warning(
+def test_a_corrupt_file_is_kept_aside_and_the_store_starts_empty_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, content: str
 ) -> None:
     path = tmp_path / "tool-approvals.json"
@@ -49,6 +49,8 @@ def test_a_corrupt_file_is_treated_as_empty_with_a_warning(
     assert store.rules() == () and "approvals" in caplog.text
     store.remember("shell", "ls", "allow")
     assert ApprovalStore(path).rules() == (Rule("shell", "ls", "allow"),)
+    (aside,) = tmp_path.glob("tool-approvals.json.corrupt-*")
+    assert aside.read_bytes() == content.encode("utf-8", "surrogateescape")
 
 
 def test_malformed_entries_are_skipped_and_good_ones_kept(tmp_path: Path) -> None:
@@ -85,10 +87,3 @@ def test_a_failed_write_keeps_the_old_file_and_the_old_rules(tmp_path: Path, mon
     assert path.read_bytes() == before
     assert store.rules() == (Rule("shell", "ls", "allow"),)
     assert [p.name for p in tmp_path.iterdir()] == ["tool-approvals.json"]
-
-
-def test_atomic_write_text_replaces_the_whole_file(tmp_path: Path) -> None:
-    path = tmp_path / "f.json"
-    atomic_write_text(path, "first and longer")
-    atomic_write_text(path, "second")
-    assert path.read_text(encoding="utf-8") == "second"
