@@ -135,7 +135,9 @@ class MemoryService:
         if run.reason != "idle" or self._tasks is None or not self._store.exists(run.agent_id):
             return
         agent = self._store.get(run.agent_id)
-        if not agent.settings.memory:
+        # The embedded model is too small to follow the extraction instructions, and its one generation
+        # lock would make the person's next turn wait behind the extraction.
+        if not agent.settings.memory or agent.settings.model.provider == "local":
             return
         events = self._store.transcript(agent.agent_id).since_last_compact()
         exchange = run_exchange(events, run.run_id)
