@@ -7,7 +7,7 @@ import logging
 import sys
 
 from host.config import HostConfig, resolve_data_dir
-from host.errors import HostLockedError
+from host.errors import HostError
 
 __all__ = ["main", "build_parser"]
 
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             return run_host(HostConfig(data_dir=resolve_data_dir(args.data_dir)))
-        except HostLockedError as exc:
+        except HostError as exc:
             print(f"hearth: {exc.message}", file=sys.stderr)
             return 2
     if args.command == "chat":

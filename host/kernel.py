@@ -69,7 +69,8 @@ class KernelSupervisor:
         self._peer: JsonRpcPeer | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._up = asyncio.Event()
-        self._stopping = False
+        self._stopping = asyncio.Event()
+        self._stop_timeout = 5.0
         self.state: KernelState = "starting"
         self.restarts = 0
         self.info: KernelInitializeResult | None = None
@@ -79,24 +80,28 @@ class KernelSupervisor:
         return self._process.pid if self._process is not None and self.state == "up" else None
 
     async def run(self) -> None:
-        """Keep a kernel running until `stop()`; returns once stopped."""
+        """Keep a kernel running until `stop()`; returns once the last one has exited."""
         failures = 0
-        while not self._stopping:
+        while not self._stopping.is_set():
             reason = await self._run_once()
-            if self._stopping:
+            if self._stopping.is_set():
                 break
             self.state = "down"
             self._up.clear()
             logger.error("kernel stopped unexpectedly: %s", reason)
             await self._on_down(reason)
-            await asyncio.sleep(_BACKOFF[min(failures, len(_BACKOFF) - 1)])
+            try:
+                async with asyncio.timeout(_BACKOFF[min(failures, len(_BACKOFF) - 1)]):
+                    await self._stopping.wait()
+            except TimeoutError:
+                pass
             failures += 1
             self.restarts += 1
         self.state = "stopped"
 
     async def _run_once(self) -> str:
         self.state = "starting"
-        self._process = await asyncio.create_subprocess_exec(
+        process = self._process = await asyncio.create_subprocess_exec(
             *self._command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -104,28 +109,32 @@ class KernelSupervisor:
             env=self._env,
             limit=READ_LIMIT,
         )
-        peer = JsonRpcPeer(process_transport(self._process), self._router, name="kernel")
+        peer = JsonRpcPeer(process_transport(process), self._router, name="kernel")
         async with asyncio.TaskGroup() as tasks:
             serving = tasks.create_task(peer.serve())
-            try:
-                self.info = await peer.request(
-                    "initialize",
-                    self._init_params(),
-                    KernelInitializeResult,
-                    timeout=30,
-                )
-            except (ConnectionClosedError, RequestTimeoutError) as exc:
-                logger.error("kernel did not initialize: %s", exc.message)
-            else:
-                self._peer = peer
-                self.state = "up"
-                self._up.set()
-                await self._on_up()
+            stopping = tasks.create_task(self._stopping.wait())
+            initializing = tasks.create_task(self._initialize(peer))
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            initializing.cancel()
+            if self._stopping.is_set():
+                await self._shut_down(process, peer)
+            stopping.cancel()
             await serving
         self._peer = None
         self._up.clear()
-        code = await self._process.wait()
+        code = await process.wait()
         return f"the kernel process exited with code {code}"
+
+    async def _initialize(self, peer: JsonRpcPeer) -> None:
+        try:
+            self.info = await peer.request("initialize", self._init_params(), KernelInitializeResult, timeout=30)
+        except (ConnectionClosedError, RequestTimeoutError) as exc:
+            logger.error("kernel did not initialize: %s", exc.message)
+            return
+        self._peer = peer
+        self.state = "up"
+        self._up.set()
+        await self._on_up()
 
     async def wait_up(self, timeout: float) -> bool:
         try:
@@ -154,14 +163,15 @@ class KernelSupervisor:
         if self._peer is not None:
             await self._peer.notify(method, params)
 
-    async def stop(self, timeout: float = 5.0) -> None:
-        """Shut the kernel down: ask, close stdin, wait, terminate, kill."""
-        self._stopping = True
+    async def stop(self) -> None:
+        """Ask `run()` to shut the kernel down; awaiting `run()` then waits for the exit."""
         self._up.clear()
-        process, peer = self._process, self._peer
-        if process is None or process.returncode is not None:
-            return
-        if peer is not None:
+        self._stopping.set()
+
+    async def _shut_down(self, process: asyncio.subprocess.Process, peer: JsonRpcPeer) -> None:
+        """Ask the kernel to shut down, close its stdin, wait, then terminate, then kill."""
+        timeout = self._stop_timeout
+        if self.state == "up":
             try:
                 await peer.request("shutdown", {}, timeout=timeout)
             except JsonRpcError:

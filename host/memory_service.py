@@ -161,3 +161,5 @@ class MemoryService:
             logger.info("memory extraction for %s: %d operation(s) applied", agent.agent_id, len(outcomes))
         except JsonRpcError as exc:
             logger.warning("memory extraction for %s skipped: %s", agent.agent_id, exc.message)
+        except Exception:  # a background task's top level: a failed extraction must not stop the host
+            logger.exception("memory extraction for %s failed", agent.agent_id)

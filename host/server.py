@@ -12,16 +12,17 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from host.agents import Agent, AgentStore, apply_settings_patch
 from host.approval_desk import ApprovalDesk
 from host.approvals import ApprovalStore
 from host.atomic import read_json, write_json_atomic
 from host.config import HostConfig
-from host.errors import NotInitializedError
+from host.errors import CorruptFileError, NotInitializedError
 from host.kernel import KernelSupervisor
 from host.memory import MemoryEvent, MemoryHub, watch_memory_views
 from host.memory_rpc import register_memory_methods
@@ -31,7 +32,7 @@ from host.secrets import SecretStore
 from host.secrets_rpc import register_secrets_methods
 from host.turns import TurnPlanner
 from protocol.dispatch import Router
-from protocol.errors import KERNEL_UNAVAILABLE, JsonRpcError
+from protocol.errors import KERNEL_UNAVAILABLE, JsonRpcError, describe_validation_error
 from protocol.models.agents import (
     AgentCancelResult,
     AgentCreateParams,
@@ -86,13 +87,21 @@ def hearth_version() -> str:
         return "0.0.0"
 
 
+def load_host_settings(path: Path) -> HostSettings:
+    """The host's settings; a file that is not valid settings is an error that names it, never a reset."""
+    try:
+        return HostSettings.model_validate(read_json(path, {}))
+    except ValidationError as exc:
+        raise CorruptFileError(f"{path} does not hold valid host settings: {describe_validation_error(exc).removeprefix('Invalid params ')}") from exc
+
+
 class HostServer:
     """Serves one shell. Build it, then `await serve(transport)`."""
 
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.store = AgentStore(config.data_dir)
-        self.settings = HostSettings.model_validate(read_json(config.data_dir / "settings.json", {}))
+        self.settings = load_host_settings(config.data_dir / "settings.json")
         self.shell_router = Router()
         self.kernel_router = Router()
         self.kernel = KernelSupervisor(
@@ -165,7 +174,7 @@ class HostServer:
             runs_task = tasks.create_task(self.runs.serve())
             memory_task = tasks.create_task(self.memory.serve())
             watch_stop = asyncio.Event()
-            watch_task = tasks.create_task(watch_memory_views(self.hub, watch_stop))
+            watch_task = tasks.create_task(self._watch_views(watch_stop))
             shell_task = tasks.create_task(self._peer.serve())
             stop_task = tasks.create_task(self._stop.wait())
             await asyncio.wait({shell_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
@@ -181,6 +190,12 @@ class HostServer:
                 shell_task.cancel()
         self.hub.close()
         await transport.close()
+
+    async def _watch_views(self, stop: asyncio.Event) -> None:
+        try:
+            await watch_memory_views(self.hub, stop)
+        except Exception:  # without the watcher the host still serves; edits are imported on the next start
+            logger.exception("watching MEMORY.md files failed; a person's edits will be imported on restart")
 
     async def _memory_event(self, event: MemoryEvent) -> None:
         await self.memory.on_event(event)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -61,25 +63,72 @@ def _stream_writer_transport(reader: asyncio.StreamReader, writer: asyncio.Strea
     return Transport(reader, write, close)
 
 
-@asynccontextmanager
-async def stdio_transport() -> AsyncIterator[Transport]:
-    """Serve frames on this process's stdin/stdout; stray writes to fd 1 land on stderr instead."""
+def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    """Feed `reader` from a file descriptor the event loop cannot watch (a regular file, /dev/null)."""
+    while chunk := os.read(fd, 65536):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+async def _threaded_stdio(in_fd: int, out_fd: int) -> Transport:
     loop = asyncio.get_running_loop()
-    frames_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    threading.Thread(target=_read_in_thread, args=(in_fd, reader, loop), daemon=True, name="stdin").start()
+    lock = asyncio.Lock()
+
+    async def write(data: bytes) -> None:
+        async with lock:
+            await asyncio.to_thread(_write_all, out_fd, data)
+
+    async def close() -> None:
+        return None
+
+    return Transport(reader, write, close)
+
+
+async def _piped_stdio(in_fd: int, out_fd: int) -> tuple[Transport, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_LIMIT)
     read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", buffering=0)
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
     )
-    out = os.fdopen(frames_fd, "wb", buffering=0)
+    out = os.fdopen(out_fd, "wb", buffering=0)
     write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-    transport = _stream_writer_transport(reader, writer)
+    return _stream_writer_transport(reader, writer), read_transport
+
+
+def _is_pipe_or_socket(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@asynccontextmanager
+async def stdio_transport() -> AsyncIterator[Transport]:
+    """Serve frames on this process's stdin/stdout; stray writes to fd 1 land on stderr instead.
+
+    Pipes and sockets (what a shell gives) are watched by the event loop; anything else (a file, a
+    terminal, /dev/null) is read and written by threads, so the host runs however it is started.
+    """
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    read_transport: asyncio.BaseTransport | None = None
+    if _is_pipe_or_socket(in_fd) and _is_pipe_or_socket(out_fd):
+        transport, read_transport = await _piped_stdio(in_fd, out_fd)
+    else:
+        transport = await _threaded_stdio(in_fd, out_fd)
     try:
         yield transport
     finally:
-        read_transport.close()
+        if read_transport is not None:
+            read_transport.close()
         await transport.close()
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -304,3 +305,24 @@ def test_a_transcript_with_a_torn_last_line_opens_with_every_complete_event(tmp_
         assert b"cut off mid-wr" in (tmp_path / "agents/ann/transcript.jsonl.torn").read_bytes()
 
     run(main())
+
+
+def test_the_host_serves_frames_from_a_file_and_stops_cleanly_at_its_end(tmp_path: Path) -> None:
+    """Not every launcher gives pipes: a file or /dev/null on stdin must work too."""
+    frames = tmp_path / "frames.jsonl"
+    frames.write_text('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"nope"}\n', "utf-8")
+    data = tmp_path / "data"
+    for stdin in (frames, Path(os.devnull)):
+        with stdin.open("rb") as source:
+            done = subprocess.run(
+                [sys.executable, "-m", "host", "host", "--data-dir", str(data)],
+                stdin=source,
+                capture_output=True,
+                cwd=REPO_ROOT,
+                timeout=60,
+            )
+        assert done.returncode == 0, done.stderr
+        assert not (data / "host.lock").exists()
+        if stdin == frames:
+            answers = [json.loads(line) for line in done.stdout.splitlines()]
+            assert [(a["id"], "error" in a) for a in answers if "id" in a] == [(1, False), (2, True)]
