@@ -7,6 +7,7 @@ person could want back. Each agent's `Transcript` is opened once and kept.
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from host.transcript import Transcript, utc_now
 from protocol.models.agents import AGENT_ID_PATTERN, AgentSettings, AgentSettingsPatch
 
 __all__ = ["Agent", "AgentStore", "slugify", "apply_settings_patch"]
+
+logger = logging.getLogger(__name__)
 
 _ID_RE = re.compile(AGENT_ID_PATTERN)
 
@@ -103,10 +106,15 @@ class AgentStore:
         )
 
     def list(self) -> list[Agent]:
+        """Every agent that can be read; one with a corrupt file is logged and left out (`get` names the file)."""
         agents = []
         for child in sorted(self.agents_dir.iterdir()):
-            if self.exists(child.name):
+            if not self.exists(child.name):
+                continue
+            try:
                 agents.append(self.get(child.name))
+            except CorruptFileError as exc:
+                logger.error("agent %s is left out of the list: %s", child.name, exc.message)
         return agents
 
     def update(self, agent_id: str, name: str | None, patch: AgentSettingsPatch | None) -> Agent:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from host.agents import AgentStore, slugify
-from host.errors import ConflictError, NotFoundError
+from host.errors import ConflictError, CorruptFileError, NotFoundError
 from protocol.errors import CONFLICT, NOT_FOUND
 from protocol.models.agents import AgentSettings, AgentSettingsPatch
 
@@ -57,3 +57,15 @@ def test_an_id_with_path_tricks_is_simply_not_found(tmp_path: Path) -> None:
     for bad in ("../etc", "a/b", "", ".hidden"):
         with pytest.raises(NotFoundError):
             store.get(bad)
+
+
+def test_an_agent_with_a_corrupt_settings_file_is_named_and_does_not_hide_the_others(tmp_path: Path) -> None:
+    store = AgentStore(tmp_path)
+    store.create("A", "a1", AgentSettings())
+    store.create("B", "b1", AgentSettings())
+    (tmp_path / "agents/a1/settings.json").write_text('{"memory": "perhaps"}', encoding="utf-8")
+    assert [a.agent_id for a in store.list()] == ["b1"]
+    with pytest.raises(CorruptFileError) as info:
+        store.get("a1")
+    assert "agents/a1/settings.json" in info.value.message
+    assert (tmp_path / "agents/a1/settings.json").read_text(encoding="utf-8") == '{"memory": "perhaps"}'
