@@ -59,5 +59,5 @@ def read_json(path: Path, default: Any = None) -> Any:
         return default
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise CorruptFileError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from exc

@@ -13,7 +13,7 @@ from host.memory.fold import Fact
 from host.memory.hub import MemoryHub
 from host.memory.records import Evidence, Record
 from host.memory.values import MemoryEvent, WriteOutcome
-from protocol.dispatch import Router
+from protocol.dispatch import MethodTable
 from protocol.models.memory import (
     MEMORY_EVENTS,
     MEMORY_METHODS,
@@ -122,11 +122,14 @@ def record_to_model(record: Record) -> MemoryRecordModel:
 
 
 def _write_result(cls: type[MemoryWriteResult], outcome: WriteOutcome) -> MemoryWriteResult:
-    return cls(
-        outcome=outcome.kind,  # a WriteOutcome kind is one of WriteOutcomeKind by construction
-        record=fact_to_model(outcome.fact) if outcome.fact is not None else None,
-        written=[record_to_model(r) for r in outcome.records],
-        related=[fact_to_model(f) for f in outcome.related],
+    # Validated, so a store outcome the wire does not know is caught here rather than sent.
+    return cls.model_validate(
+        {
+            "outcome": outcome.kind,
+            "record": fact_to_model(outcome.fact) if outcome.fact is not None else None,
+            "written": [record_to_model(r) for r in outcome.records],
+            "related": [fact_to_model(f) for f in outcome.related],
+        }
     )
 
 
@@ -146,7 +149,7 @@ def memory_notification(event: MemoryEvent) -> tuple[str, MemoryChangedEvent | M
     )
 
 
-def register_memory_methods(router: Router, hub: MemoryHub) -> None:
+def register_memory_methods(router: MethodTable, hub: MemoryHub) -> None:
     """Add every `memory.*` method to `router`, backed by `hub`.
 
     Args:

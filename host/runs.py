@@ -166,7 +166,7 @@ class RunManager:
                 raise KernelUnavailableError("the kernel is not running, and did not come back in time")
             agent = self._store.get(run.agent_id)
             params = await self._prepare(agent, run.run_id)
-            if run.state == "ended":
+            if run.finished.is_set():  # cancelled while the turn was being prepared
                 return
             await self._kernel.request("turn.start", params, TurnStartResult)
             await run.finished.wait()

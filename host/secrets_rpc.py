@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from host.secrets import SecretStore
-from protocol.dispatch import Router
+from protocol.dispatch import MethodTable
 from protocol.models.base import EmptyParams
 from protocol.models.secrets import (
     SECRETS_METHODS,
@@ -22,7 +22,7 @@ from protocol.models.secrets import (
 __all__ = ["SECRETS_METHODS", "register_secrets_methods"]
 
 
-def register_secrets_methods(router: Router, store: SecretStore) -> None:
+def register_secrets_methods(router: MethodTable, store: SecretStore) -> None:
     """Add `secrets.set`, `secrets.list` and `secrets.delete` to `router`, backed by `store`.
 
     Args:

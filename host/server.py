@@ -92,7 +92,8 @@ def load_host_settings(path: Path) -> HostSettings:
     try:
         return HostSettings.model_validate(read_json(path, {}))
     except ValidationError as exc:
-        raise CorruptFileError(f"{path} does not hold valid host settings: {describe_validation_error(exc).removeprefix('Invalid params ')}") from exc
+        problem = describe_validation_error(exc).removeprefix("Invalid params ")
+        raise CorruptFileError(f"{path} does not hold valid host settings: {problem}") from exc
 
 
 class HostServer:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["Transcript", "utc_now"]
 
@@ -46,7 +46,7 @@ class Transcript:
         self.path = path
         self.path.touch(exist_ok=True)
         self._repair_torn_tail()
-        self._last_seq = next((event["seq"] for event in self.read_backwards()), 0)
+        self._last_seq = next((int(event["seq"]) for event in self.read_backwards()), 0)
 
     @property
     def last_seq(self) -> int:
@@ -72,7 +72,7 @@ class Transcript:
         logger.warning("%s: moved a torn last line (%d bytes) aside after a crash", self.path, len(torn))
 
     @staticmethod
-    def _last_newline_end(f: Any, size: int) -> int:
+    def _last_newline_end(f: BinaryIO, size: int) -> int:
         end = size
         while end > 0:
             start = max(0, end - _BLOCK)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from jsonrpcserver import Error, Result, Success, async_dispatch_to_serializable
 from pydantic import BaseModel
 
 from protocol.errors import INVALID_PARAMS, error_object_from_exception
 
-__all__ = ["Router", "Handler"]
+__all__ = ["Router", "Handler", "MethodTable"]
 
 P = TypeVar("P", bound=BaseModel)
 Handler = Callable[[Any], Awaitable[BaseModel | None]]
@@ -29,6 +29,12 @@ def _result_to_json(result: BaseModel | None) -> Any:
     if result is None:
         return {}
     return result.model_dump(mode="json", by_alias=True)
+
+
+class MethodTable(Protocol):
+    """Anything methods can be added to: a `Router`, or a server that wraps each handler (e.g. an init guard)."""
+
+    def add(self, name: str, params_model: type[P], handler: Callable[[P], Awaitable[BaseModel | None]]) -> None: ...
 
 
 class Router:

@@ -16,7 +16,12 @@ __all__ = ["render_protocol_markdown"]
 def _type_name(annotation: Any) -> str:
     plain = get_origin(annotation) is None and hasattr(annotation, "__name__")
     text = annotation.__name__ if plain else str(annotation)
-    return re.sub(r"\b(?:[a-z_]+\.)+([A-Z]\w*)", r"\1", text).replace("typing.", "").replace("protocol.models.", "").replace("NoneType", "null")
+    return (
+        re.sub(r"\b(?:[a-z_]+\.)+([A-Z]\w*)", r"\1", text)
+        .replace("typing.", "")
+        .replace("protocol.models.", "")
+        .replace("NoneType", "null")
+    )
 
 
 def _fields(model: type[BaseModel]) -> str:

@@ -13,7 +13,7 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -82,6 +82,26 @@ class JsonRpcPeer:
             await self._send({"jsonrpc": "2.0", "method": method, "params": _params_json(params)})
         except ConnectionClosedError:
             logger.debug("%s: dropped notification %s on a closed connection", self._name, method)
+
+    @overload
+    async def request(
+        self,
+        method: str,
+        params: BaseModel | dict[str, Any] | None,
+        result_type: type[R],
+        *,
+        timeout: float | None = None,
+    ) -> R: ...
+
+    @overload
+    async def request(
+        self,
+        method: str,
+        params: BaseModel | dict[str, Any] | None = None,
+        result_type: None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Any: ...
 
     async def request(
         self,

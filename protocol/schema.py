@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from protocol.models.host import PROTOCOL_VERSION
@@ -16,7 +17,7 @@ __all__ = ["build_schema", "schema_json"]
 
 def build_schema() -> dict[str, Any]:
     """One document: `$defs` for every model, and for each method and event a `$ref` to its models."""
-    models = set()
+    models: set[type[BaseModel]] = set()
     for methods in (HOST_METHODS, KERNEL_METHODS, KERNEL_CALLS):
         for params, result in methods.values():
             models.update((params, result))

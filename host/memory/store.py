@@ -287,8 +287,8 @@ class MemoryStore(MemoryReads):
             plans.append(("recorded" if trust == "confirmed" else "proposed", draft, draft.id, rivals, None))
         records = {r.id: r for r in self._commit([p[1] for p in plans if p[1] is not None])}
         outcomes = []
-        for kind, draft, fact, related, tombstone in plans:
-            written = (records[draft.id],) if draft is not None else ()
+        for kind, planned, fact, related, tombstone in plans:
+            written = (records[planned.id],) if planned is not None else ()
             resolved = self._index.fact(fact) if isinstance(fact, str) else fact
             outcomes.append(WriteOutcome(kind, written, resolved, related, tombstone))
         return outcomes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from protocol.models.agents import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
@@ -270,7 +270,7 @@ class MemoryProposedEvent(WireModel):
     records: list[MemoryRecordModel]
 
 
-MEMORY_METHODS = {
+MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "memory.list": (MemoryListParams, MemoryListResult),
     "memory.search": (MemorySearchParams, MemorySearchResult),
     "memory.history": (MemoryHistoryParams, MemoryHistoryResult),
@@ -282,7 +282,7 @@ MEMORY_METHODS = {
     "memory.erase": (MemoryEraseParams, MemoryEraseResult),
 }
 
-MEMORY_EVENTS = {
+MEMORY_EVENTS: dict[str, type[BaseModel]] = {
     "memory.changed": MemoryChangedEvent,
     "memory.proposed": MemoryProposedEvent,
 }
