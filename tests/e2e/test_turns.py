@@ -50,6 +50,8 @@ def test_a_history_past_three_quarters_of_the_window_is_compacted_and_the_turn_g
     assert compacts and compacts[-1]["summary"].startswith("SUMMARY")
     assert sum(e["type"] == "user" for e in events) == 6, "compaction must never rewrite the transcript"
     assert compacts[-1]["throughSeq"] < max(e["seq"] for e in events if e["type"] == "user")
+    contexts = [e for e in events if e["type"] == "context"]
+    assert contexts[-1]["epoch"] > contexts[0]["epoch"], "a compaction starts a new prompt epoch"
 
 
 def test_a_failed_compaction_does_not_block_the_users_turn(tmp_path: Path) -> None:
@@ -67,3 +69,5 @@ def test_a_failed_compaction_does_not_block_the_users_turn(tmp_path: Path) -> No
     asyncio.run(main())
     text = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")
     assert '"type":"compact"' not in text
+    epochs = {json.loads(line)["epoch"] for line in text.splitlines() if '"type":"context"' in line}
+    assert len(epochs) == 1, "no compaction, no new epoch"
