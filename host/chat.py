@@ -47,13 +47,20 @@ def _model_patch(options: ChatOptions) -> dict[str, Any] | None:
     return {"model": model}
 
 
+_DECISIONS = {"y": "allow_once", "a": "allow_always", "n": "deny", "d": "deny_always"}
+
+
 class _Printer:
-    """Shows one run's stream on stdout and tells the input loop when it has ended."""
+    """Shows one run's stream on stdout; hands the input loop each approval question, then the run's end.
+
+    Notification handlers only record: the input loop asks the person and answers, because an answer
+    (`agent.decideTool`) is a request whose reply comes through the same reader.
+    """
 
     def __init__(self, agent_id: str) -> None:
         self.agent_id = agent_id
-        self.run_id: str | None = None
-        self.ended = asyncio.Event()
+        # Approval questions in order, then None when the run has ended.
+        self.questions: asyncio.Queue[AgentToolEvent | None] = asyncio.Queue()
 
     def register(self, router: Router) -> None:
         router.add("agent.delta", AgentDeltaEvent, self.on_delta)
@@ -67,7 +74,11 @@ class _Printer:
             sys.stdout.flush()
 
     async def on_tool(self, event: AgentToolEvent) -> None:
-        if event.agent_id == self.agent_id and event.status == "started":
+        if event.agent_id != self.agent_id:
+            return
+        if event.status == "pending":
+            await self.questions.put(event)
+        elif event.status == "started":
             sys.stdout.write(f"\n[{event.name}]\n")
 
     async def on_ended(self, event: AgentEndedEvent) -> None:
@@ -79,7 +90,7 @@ class _Printer:
             sys.stdout.write("\n[cancelled]")
         sys.stdout.write("\n")
         sys.stdout.flush()
-        self.ended.set()
+        await self.questions.put(None)
 
     async def on_kernel_down(self, event: KernelDownEvent) -> None:
         sys.stderr.write(f"[the kernel stopped: {event.reason}; restarting]\n")
@@ -125,13 +136,29 @@ async def _chat(options: ChatOptions) -> int:
                     return 0
                 if not line.strip():
                     continue
-                printer.ended.clear()
                 params = {"agentId": agent.agent_id, "text": line.rstrip("\n")}
                 await peer.request("agent.send", params, AgentSendResult)
-                await printer.ended.wait()
+                await _follow_run(peer, printer)
     except (JsonRpcError, ConnectionError) as exc:
         print(f"hearth: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
+
+
+async def _follow_run(peer: JsonRpcPeer, printer: _Printer) -> None:
+    """Wait for the run's end, asking the person about each tool call that needs a yes on the way."""
+    while (event := await printer.questions.get()) is not None:
+        sys.stdout.write(
+            f"\n[{event.name} wants to {event.action}: {event.target}]\n"
+            "  allow (y)es once, (a)lways, (n)o, or (d)eny always? "
+        )
+        sys.stdout.flush()
+        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()[:1]
+        decision = _DECISIONS.get(answer, "deny")
+        params = {"agentId": printer.agent_id, "toolCallId": event.tool_call_id, "decision": decision}
+        try:
+            await peer.request("agent.decideTool", params)
+        except JsonRpcError as exc:  # the run ended meanwhile; nothing waits for this answer any more
+            sys.stdout.write(f"[{exc.message}]\n")
 
 
 def _describe_model(agent: AgentInfo) -> str:

@@ -41,3 +41,22 @@ def test_chat_creates_a_missing_agent_and_shows_model_errors_plainly(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "[error: scripted model: no rule matches the latest user message: 'hello']" in done.stdout
     assert (tmp_path / "agents/newbie/profile.json").is_file()
+
+
+def test_chat_asks_the_person_before_a_tool_runs_and_obeys_the_answer(tmp_path: Path) -> None:
+    rules = [
+        {"match": r"^run (.+)$", "on": "user", "toolCalls": [{"name": "shell", "arguments": {"command": r"\1"}}]},
+        {"match": r"(?s)^(.*)$", "on": "tool", "reply": r"shell said: \1"},
+    ]
+
+    async def prepare() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ops", "settings": scripted_model(*rules)})
+
+    asyncio.run(prepare())
+    done = _chat(tmp_path, "ops", "run echo approved-by-a-person\ny\nrun touch refused-file\nn\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("wants to shell: ") == 2
+    assert "shell said: approved-by-a-person" in done.stdout
+    assert "shell said: denied" in done.stdout
+    assert not (tmp_path / "agents/ops/scratch/refused-file").exists()
