@@ -51,7 +51,7 @@ def _roster(roster: Sequence[tuple[str, str]]) -> str | None:
     mates = sorted(set(roster))
     if not mates:
         return None
-    lines = ["## Teammates", "Other agents of this user you can message with send_to_agent (by id):"]
+    lines = ["## Teammates", "Other agents working for this user:"]
     lines += [f"- {name} (id {agent_id})" for agent_id, name in mates]
     return "\n".join(lines)
 

@@ -104,7 +104,8 @@ class TurnPlanner:
             (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
         )
         identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note())
-        prompt = assemble_prompt(agent.directory, identity, (), memory, latest)
+        roster = [(mate.agent_id, mate.name) for mate in self._store.list() if mate.agent_id != agent.agent_id]
+        prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
         transcript.append(
             ContextEvent(run_id=run_id, epoch=prompt.epoch, recall=prompt.recall_block).model_dump(mode="json")
         )
@@ -112,7 +113,7 @@ class TurnPlanner:
         events = transcript.since_last_compact()
         messages = build_messages(system, events)
         if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
-            prompt = assemble_prompt(agent.directory, identity, (), memory, latest)
+            prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
             system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
             messages = build_messages(system, transcript.since_last_compact())
         return TurnStartParams(

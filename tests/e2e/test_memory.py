@@ -190,3 +190,30 @@ def test_a_fact_from_a_tool_result_waits_for_review_and_enters_the_prompt_only_o
             assert "museum opens at nine" in cache.read_text(encoding="utf-8")
 
     asyncio.run(main())
+
+
+def test_the_system_prompt_is_byte_identical_between_turns_and_names_the_teammates(tmp_path: Path) -> None:
+    server = ChatServer()
+    server.script(_say("One."), _say("Two."), _say("Three."))
+    server.start()
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Bob the Builder", "agentId": "bob"})
+            settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}}
+            await host.call("agent.create", {"name": "ann", "settings": settings})
+            for text in ("first question about the garden", "second question about the garden"):
+                sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+            await host.call("agent.create", {"name": "Cleo", "agentId": "cleo"})
+            sent = await host.call("agent.send", {"agentId": "ann", "text": "third question"})
+            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.stop()
+    first, second, third = (_system(r.body) for r in server.requests)
+    assert first == second, "within an epoch the cached prefix is byte-identical"
+    assert "Bob the Builder (id bob)" in first and "cleo" not in first
+    assert "Cleo (id cleo)" in third, "a new teammate reaches the prompt in a new epoch"
