@@ -131,3 +131,36 @@ def test_with_no_os_sandbox_the_shell_is_not_offered_and_status_says_why(tmp_pat
             assert not (tmp_path / "agents/ann/scratch/should-not-exist").exists()
 
     asyncio.run(main())
+
+
+def _processes_mentioning(fragment: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if fragment.encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def test_deleting_an_agent_ends_its_persistent_shell(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            settings = scripted_model(*TOOL_RULES)
+            settings["toolPermission"] = "always"
+            for name in ("ann", "bob"):
+                await host.call("agent.create", {"name": name, "settings": settings})
+                ended, text = await _turn(host, name, "run echo shell-is-up")
+                assert "shell-is-up" in text
+            ann_scratch, bob_scratch = (str(tmp_path / f"agents/{n}/scratch") for n in ("ann", "bob"))
+            assert _processes_mentioning(ann_scratch) and _processes_mentioning(bob_scratch)
+            await host.call("agent.delete", {"agentId": "ann"})
+            async with asyncio.timeout(10):
+                while _processes_mentioning(ann_scratch):
+                    await asyncio.sleep(0.05)  # waiting on the OS to reap another process tree
+            assert _processes_mentioning(bob_scratch), "the other agent's shell lives on"
+
+    asyncio.run(main())
