@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-import pytest
-
-from kernel.errors import ProviderError
 from kernel.providers.anthropic import AnthropicProvider
 from kernel.providers.base import (
     Message,
     ModelConfig,
-    ModelEvent,
     ModelRequest,
     StreamEnd,
     TextDelta,
@@ -25,6 +20,7 @@ from kernel.providers.base import (
 from kernel.providers.retry import RetryPolicy
 from protocol.errors import PROVIDER_ERROR
 from tests.kernel.providers.fake_llm_server import FakeClock, FakeModelServer, anthropic_stream, error_reply
+from tests.kernel.providers.streaming import run, run_failing, text_of
 
 KEY = "sk-ant-test-0123456789-secret"
 Event = tuple[str, dict[str, Any] | str]
@@ -96,30 +92,8 @@ def config(server: FakeModelServer, **overrides: Any) -> ModelConfig:
     return ModelConfig(**values)
 
 
-async def collect(provider: AnthropicProvider, req: ModelRequest, into: list[ModelEvent]) -> list[ModelEvent]:
-    async with asyncio.timeout(10):
-        async for event in provider.stream(req):
-            into.append(event)
-    return into
-
-
-def run(provider: AnthropicProvider, req: ModelRequest) -> list[ModelEvent]:
-    return asyncio.run(collect(provider, req, []))
-
-
-def run_failing(provider: AnthropicProvider, req: ModelRequest) -> tuple[list[ModelEvent], ProviderError]:
-    events: list[ModelEvent] = []
-    with pytest.raises(ProviderError) as caught:
-        asyncio.run(collect(provider, req, events))
-    return events, caught.value
-
-
 def simple_request(cfg: ModelConfig) -> ModelRequest:
     return ModelRequest(cfg, (Message("system", "Be brief."), Message("user", "hi")))
-
-
-def text_of(events: list[ModelEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 def test_text_streams_and_usage_counts_cache_reads_and_writes(model_server: FakeModelServer) -> None:

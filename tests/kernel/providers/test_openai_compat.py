@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from kernel.errors import BadModelConfigError, ProviderError
+from kernel.errors import BadModelConfigError
 from kernel.providers.base import (
     Message,
     ModelConfig,
-    ModelEvent,
     ModelRequest,
     StreamEnd,
     TextDelta,
@@ -25,6 +24,7 @@ from kernel.providers.openai_compat import OpenAICompatProvider
 from kernel.providers.retry import RetryPolicy
 from protocol.errors import INVALID_PARAMS, PROVIDER_ERROR
 from tests.kernel.providers.fake_llm_server import FakeClock, FakeModelServer, Reply, error_reply, openai_stream
+from tests.kernel.providers.streaming import collect, run, run_failing, text_of
 
 KEY = "sk-test-0123456789abcdef-secret"
 
@@ -73,28 +73,6 @@ def config(server: FakeModelServer, **overrides: Any) -> ModelConfig:
 def request(cfg: ModelConfig, *messages: Message, tools: tuple[ToolDefinition, ...] = ()) -> ModelRequest:
     msgs = messages or (Message("system", "You are terse."), Message("user", "hi"))
     return ModelRequest(cfg, msgs, tools)
-
-
-async def collect(provider: OpenAICompatProvider, req: ModelRequest, into: list[ModelEvent]) -> list[ModelEvent]:
-    async with asyncio.timeout(10):
-        async for event in provider.stream(req):
-            into.append(event)
-    return into
-
-
-def run(provider: OpenAICompatProvider, req: ModelRequest) -> list[ModelEvent]:
-    return asyncio.run(collect(provider, req, []))
-
-
-def run_failing(provider: OpenAICompatProvider, req: ModelRequest) -> tuple[list[ModelEvent], ProviderError]:
-    events: list[ModelEvent] = []
-    with pytest.raises(ProviderError) as caught:
-        asyncio.run(collect(provider, req, events))
-    return events, caught.value
-
-
-def text_of(events: list[ModelEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 def test_plain_text_streams_as_deltas_then_usage_then_end(model_server: FakeModelServer, clock: FakeClock) -> None:
