@@ -1,8 +1,9 @@
-"""host: the stateful process. Agents, transcripts, memory, prompts, runs, secrets, and the `hearth` CLI."""
+"""host: the stateful process. It owns every agent's directory, runs their turns through the kernel, and
+serves shells over JSON-RPC: `app` wires it, `rpc/` answers, `runs/` orchestrates, `store/` and `memory/` keep.
+"""
 
-from host.config import HostConfig, resolve_data_dir
+from host.app import HostServer, run_host
+from host.config import HostConfig
 from host.errors import HostError
-from host.main import run_host
-from host.server import HostServer
 
-__all__ = ["HostConfig", "HostError", "HostServer", "resolve_data_dir", "run_host"]
+__all__ = ["HostConfig", "HostError", "HostServer", "run_host"]

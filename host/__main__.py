@@ -1,7 +1,7 @@
-"""`python -m host ...` is the `hearth` command, for environments without the console script."""
+"""`python -m host [--data-dir DIR] [-v]`: run the host on this process's stdio (what `hearth host` does)."""
 
 import sys
 
-from host.cli import main
+from host.app import main
 
 sys.exit(main())

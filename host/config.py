@@ -1,29 +1,26 @@
-"""Where the host keeps its state and how it starts the kernel.
+"""How a host is configured: where it keeps its state and how it starts its kernel.
 
-The data directory is, in order: `--data-dir`, `$HEARTH_HOME`, the platform's user data directory for
-"hearth" (platformdirs). Tests point `HEARTH_HOME` at a temporary directory.
+The data directory is resolved by `protocol.datadir.resolve_data_dir` (flag, `$HEARTH_HOME`, platform
+default). The kernel starts as a child process unless a `kernel_launcher` is given: the seam the tests
+use to run a kernel in memory.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from platformdirs import user_data_dir
+from host.supervisor import KernelLauncher, default_kernel_command, process_launcher
 
-from host.kernel import default_kernel_command
-
-__all__ = ["HostConfig", "resolve_data_dir"]
-
-
-def resolve_data_dir(flag: str | None = None) -> Path:
-    """The data directory from the flag, `HEARTH_HOME`, or the platform default (not created here)."""
-    chosen = flag or os.environ.get("HEARTH_HOME") or user_data_dir("hearth", appauthor=False)
-    return Path(chosen).expanduser().resolve()
+__all__ = ["HostConfig"]
 
 
 @dataclass(frozen=True, slots=True)
 class HostConfig:
     data_dir: Path
     kernel_command: list[str] = field(default_factory=default_kernel_command)
+    kernel_launcher: KernelLauncher | None = None
+
+    def launcher(self) -> KernelLauncher:
+        """The kernel launcher: the configured one, or a child process running `kernel_command`."""
+        return self.kernel_launcher or process_launcher(self.kernel_command)

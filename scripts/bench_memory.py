@@ -33,8 +33,8 @@ from pathlib import Path
 
 import host.memory.index as memory_index
 from host.memory import Evidence, MemoryStore, NoteItem
-from host.prompt import AgentIdentity
-from host.prompt_cache import assemble_prompt
+from host.prompt.cache import assemble_prompt
+from host.prompt.identity import AgentIdentity
 
 ROOT = Path(__file__).resolve().parents[1]
 

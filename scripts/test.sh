@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/ruff check protocol host kernel sandbox scripts tests
+.venv/bin/ruff check protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from host.atomic import write_bytes_atomic
 from host.memory.checkpoint import catch_up, finish_erasures, rebuild, set_checkpoint
 from host.memory.errors import (
     InvalidMemoryRequestError,
@@ -45,7 +44,8 @@ from host.memory.values import (
     parse_instant,
 )
 from host.memory.view import VIEW_LINES, diff_view, parse_view, render_view
-from host.prompt_cache import bump_epoch
+from host.prompt.cache import bump_epoch
+from host.store.atomic import write_bytes_atomic
 
 __all__ = ["MemoryStore", "MERGE_EVERY"]
 

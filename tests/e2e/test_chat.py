@@ -12,7 +12,7 @@ from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 def _chat(data_dir: Path, agent: str, stdin: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "host", "chat", agent, "--data-dir", str(data_dir), *extra],
+        [sys.executable, "-m", "hearth", "chat", agent, "--data-dir", str(data_dir), *extra],
         input=stdin,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "host", "memory", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "hearth", "memory", *args, "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,

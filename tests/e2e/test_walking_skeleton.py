@@ -161,7 +161,6 @@ async def _raw_exchange(tmp_path: Path, lines: list[bytes]) -> list[dict[str, An
         sys.executable,
         "-m",
         "host",
-        "host",
         "--data-dir",
         str(tmp_path),
         stdin=asyncio.subprocess.PIPE,
@@ -259,7 +258,6 @@ def test_a_second_host_on_the_same_data_dir_is_refused_clearly(tmp_path: Path) -
                 sys.executable,
                 "-m",
                 "host",
-                "host",
                 "--data-dir",
                 str(tmp_path),
                 stdin=asyncio.subprocess.PIPE,
@@ -315,7 +313,7 @@ def test_the_host_serves_frames_from_a_file_and_stops_cleanly_at_its_end(tmp_pat
     for stdin in (frames, Path(os.devnull)):
         with stdin.open("rb") as source:
             done = subprocess.run(
-                [sys.executable, "-m", "host", "host", "--data-dir", str(data)],
+                [sys.executable, "-m", "hearth", "host", "--data-dir", str(data)],
                 stdin=source,
                 capture_output=True,
                 cwd=REPO_ROOT,

@@ -21,7 +21,12 @@ def _refs(value: object) -> list[str]:
 
 def test_hearth_schema_prints_every_method_and_event_with_resolvable_refs() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "host", "schema"], cwd=REPO_ROOT, capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-m", "hearth", "schema"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout
     schema = json.loads(out)
     assert set(schema["host"]["methods"]) == set(HOST_METHODS)

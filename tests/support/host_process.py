@@ -83,7 +83,6 @@ class HostProcess:
             sys.executable,
             "-m",
             "host",
-            "host",
             "--data-dir",
             str(self.data_dir),
             stdin=asyncio.subprocess.PIPE,

@@ -12,8 +12,8 @@ import pytest
 
 from host.memory import Evidence, MemoryStore
 from host.memory.ledger import Ledger
-from host.prompt import AgentIdentity
-from host.prompt_cache import assemble_prompt
+from host.prompt.cache import assemble_prompt
+from host.prompt.identity import AgentIdentity
 
 USER = Evidence("user")
 SECRET_TEXT = "User's sister is called Philippa Quarrington"

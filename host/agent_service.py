@@ -1,0 +1,92 @@
+"""Agents as the shell sees them: created, described, changed and deleted across every part that holds them.
+
+An agent lives in the store (its directory), in the run manager (its status), in the kernel (its
+persistent shell) and in the memory hub (its open ledger). Deleting one stops its run, closes its kernel
+session and its memory, then moves its directory to the trash. Every change is announced as
+`agent.updated`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from host.memory import MemoryHub
+from host.runs.scheduler import Notify, RunManager
+from host.store.agents import Agent, AgentStore, apply_settings_patch
+from host.supervisor import KernelSupervisor
+from protocol.errors import JsonRpcError
+from protocol.models.agents import AgentInfo, AgentSettings, AgentSettingsPatch
+from protocol.models.base import Empty
+from protocol.models.host import AgentUpdatedEvent
+from protocol.models.kernel import SessionCloseParams
+
+__all__ = ["AgentService"]
+
+logger = logging.getLogger(__name__)
+
+
+class AgentService:
+    """Args:
+    store: the agent store.
+    runs: the run manager (for status, and to stop a deleted agent's run).
+    kernel: the kernel supervisor (to close a deleted agent's shell).
+    hub: the memory hub (to close a deleted agent's memory).
+    notify: sends events to the shell.
+    """
+
+    def __init__(
+        self, store: AgentStore, runs: RunManager, kernel: KernelSupervisor, hub: MemoryHub, notify: Notify
+    ) -> None:
+        self.store = store
+        self._runs = runs
+        self._kernel = kernel
+        self._hub = hub
+        self._notify = notify
+
+    def info(self, agent: Agent) -> AgentInfo:
+        return AgentInfo(
+            agent_id=agent.agent_id,
+            name=agent.name,
+            created_at=agent.created_at,
+            status=self._runs.status(agent.agent_id),
+            settings=agent.settings,
+        )
+
+    async def changed(self, agent_id: str) -> None:
+        """Announce `agent.updated` for `agent_id` (with `agent: null` once it is gone)."""
+        agent = self.store.get(agent_id) if self.store.exists(agent_id) else None
+        info = self.info(agent) if agent is not None else None
+        await self._notify("agent.updated", AgentUpdatedEvent(agent_id=agent_id, agent=info))
+
+    async def create(self, name: str, agent_id: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
+        agent = self.store.create(name, agent_id, apply_settings_patch(AgentSettings(), patch))
+        await self.changed(agent.agent_id)
+        return self.info(agent)
+
+    def all(self) -> list[AgentInfo]:
+        return [self.info(agent) for agent in self.store.list()]
+
+    def get(self, agent_id: str) -> AgentInfo:
+        return self.info(self.store.get(agent_id))
+
+    async def update(self, agent_id: str, name: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
+        agent = self.store.update(agent_id, name, patch)
+        await self.changed(agent.agent_id)
+        return self.info(agent)
+
+    async def delete(self, agent_id: str) -> None:
+        """Stop the agent's run, close its kernel session and memory, and move its directory to the trash."""
+        self.store.get(agent_id)
+        await self._runs.cancel(agent_id)
+        try:
+            await self._kernel.request("session.close", SessionCloseParams(session=agent_id), Empty, timeout=10)
+        except JsonRpcError as exc:
+            logger.warning("could not close %s's kernel session: %s", agent_id, exc.message)
+        self._hub.close_agent(agent_id)
+        self.store.delete(agent_id)
+        await self.changed(agent_id)
+
+    def transcript_page(self, agent_id: str, before_seq: int | None, limit: int) -> tuple[list[dict[str, Any]], bool]:
+        self.store.get(agent_id)
+        return self.store.transcript(agent_id).page(before_seq, limit)

@@ -1,0 +1,219 @@
+"""The host process: wiring every part together and serving one shell.
+
+`HostServer` builds the stores, the kernel supervisor, the run manager, memory and approvals, registers
+the method families of `host.rpc`, and serves a shell over one transport until `shutdown` or until the
+shell goes away; then it stops runs and the kernel, cleanly. `run_host` takes the data directory's lock
+around that, for the `hearth host` process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Literal
+
+from pydantic import BaseModel
+
+from host.agent_service import AgentService
+from host.config import HostConfig
+from host.errors import HostError
+from host.lock import HostLock
+from host.memory import MemoryEvent, MemoryHub, watch_memory_views
+from host.rpc.agents import register_agent_methods
+from host.rpc.kernel_calls import register_kernel_calls
+from host.rpc.memory import memory_notification, register_memory_methods
+from host.rpc.runs import register_run_methods
+from host.rpc.secrets import register_secrets_methods
+from host.rpc.session import register_session_methods
+from host.rpc.table import ShellTable
+from host.runs.approval_desk import ApprovalDesk
+from host.runs.kernel_events import KernelEvents
+from host.runs.memory_service import MemoryService
+from host.runs.scheduler import RunManager
+from host.runs.turns import TurnPlanner
+from host.store.agents import AgentStore
+from host.store.approvals import ApprovalStore
+from host.store.host_settings import HostSettingsStore
+from host.store.secrets import SecretStore
+from host.supervisor import KernelSupervisor
+from protocol.datadir import resolve_data_dir
+from protocol.dispatch import Router
+from protocol.errors import KERNEL_UNAVAILABLE
+from protocol.models.host import PROTOCOL_VERSION, KernelDownEvent, KernelUpEvent
+from protocol.models.kernel import KernelInitializeParams, SummarizeParams, SummarizeResult
+from protocol.peer import JsonRpcPeer
+from protocol.transport import Transport, stdio_transport
+
+__all__ = ["HostServer", "host_main", "main", "run_host"]
+
+logger = logging.getLogger(__name__)
+
+
+class HostServer:
+    """Serves one shell. Build it, then `await serve(transport)`."""
+
+    def __init__(self, config: HostConfig) -> None:
+        self.config = config
+        self.store = AgentStore(config.data_dir)
+        self.settings = HostSettingsStore(config.data_dir)
+        self.shell_router = Router()
+        self.kernel_router = Router()
+        self.kernel = KernelSupervisor(
+            config.launcher(),
+            self.kernel_router,
+            on_down=self._kernel_down,
+            on_up=self._kernel_up,
+            init_params=lambda: KernelInitializeParams(
+                protocol_version=PROTOCOL_VERSION, shell_sandbox=self.settings.current.shell_sandbox
+            ),
+        )
+        self.secrets = SecretStore(config.data_dir)
+        self.hub = MemoryHub(config.data_dir, on_event=self._memory_event)
+        self.planner = TurnPlanner(
+            self.store,
+            self.secrets,
+            self._summarize,
+            lambda: self.kernel.info,
+            memory=lambda agent: self.memory.source(agent),
+            host_tools=lambda agent: self.memory.tools(agent),
+        )
+        self.runs = RunManager(
+            self.store,
+            self.kernel,
+            self.notify,
+            self.planner.prepare,
+            max_concurrent=self.settings.current.max_concurrent_runs,
+            on_status=self._agent_changed,
+        )
+        self.agents = AgentService(self.store, self.runs, self.kernel, self.hub, self.notify)
+        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize)
+        self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
+        self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
+        register_kernel_calls(
+            self.kernel_router, KernelEvents(self.runs, self.store, self.notify), self.memory, self.approvals
+        )
+        self._peer: JsonRpcPeer | None = None
+        self._stop = asyncio.Event()
+        self.table = ShellTable(self.shell_router)
+        register_session_methods(
+            self.table,
+            data_dir=config.data_dir,
+            kernel=self.kernel,
+            runs=self.runs,
+            store=self.store,
+            settings=self.settings,
+            stop=self._stop.set,
+        )
+        register_agent_methods(self.table, self.agents)
+        register_run_methods(self.table, self.runs, self.approvals)
+        register_secrets_methods(self.table, self.secrets)
+        register_memory_methods(self.table, self.hub)
+
+    async def notify(self, method: str, event: BaseModel) -> None:
+        if self._peer is not None:
+            await self._peer.notify(method, event)
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve until `shutdown` or the shell closes its end; then stop runs and the kernel."""
+        self._peer = JsonRpcPeer(transport, self.shell_router, name="shell")
+        async with asyncio.TaskGroup() as tasks:
+            kernel_task = tasks.create_task(self.kernel.run())
+            runs_task = tasks.create_task(self.runs.serve())
+            memory_task = tasks.create_task(self.memory.serve())
+            watch_stop = asyncio.Event()
+            watch_task = tasks.create_task(self._watch_views(watch_stop))
+            shell_task = tasks.create_task(self._peer.serve())
+            stop_task = tasks.create_task(self._stop.wait())
+            await asyncio.wait({shell_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            await self.runs.cancel_all()
+            await self.kernel.stop()
+            await kernel_task
+            watch_stop.set()
+            await watch_task
+            for task in (runs_task, memory_task, stop_task):
+                task.cancel()
+            if not shell_task.done():
+                await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
+                shell_task.cancel()
+        self.hub.close()
+        await transport.close()
+
+    async def _watch_views(self, stop: asyncio.Event) -> None:
+        try:
+            await watch_memory_views(self.hub, stop)
+        except Exception:  # without the watcher the host still serves; edits are imported on the next start
+            logger.exception("watching MEMORY.md files failed; a person's edits will be imported on restart")
+
+    async def _memory_event(self, event: MemoryEvent) -> None:
+        method, params = memory_notification(event)
+        await self.notify(method, params)
+
+    async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
+        return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
+
+    def _remember_approval(self, agent_id: str, action: str, target: str, decision: Literal["allow", "deny"]) -> None:
+        ApprovalStore.for_agent(self.config.data_dir, agent_id).remember(action, target, decision)
+
+    async def _agent_changed(self, agent_id: str) -> None:
+        await self.agents.changed(agent_id)
+
+    async def _kernel_down(self, reason: str) -> None:
+        await self.runs.end_all_running(
+            "error", f"the kernel stopped unexpectedly ({reason}); send your message again", code=KERNEL_UNAVAILABLE
+        )
+        await self.notify("kernel.down", KernelDownEvent(reason=reason, restarting=True))
+
+    async def _kernel_up(self) -> None:
+        await self.notify("kernel.up", KernelUpEvent(pid=self.kernel.pid or 0, restarts=self.kernel.restarts))
+
+
+async def _serve(config: HostConfig) -> None:
+    server = HostServer(config)
+    async with stdio_transport() as transport:
+        await server.serve(transport)
+
+
+def run_host(config: HostConfig) -> int:
+    """Serve a shell on this process's stdio until it shuts us down or goes away.
+
+    Returns:
+        The process exit code.
+
+    Raises:
+        HostLockedError: another live host uses the same data directory.
+    """
+    config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = HostLock(config.data_dir)
+    lock.acquire()
+    try:
+        asyncio.run(_serve(config))
+    finally:
+        lock.release()
+    logger.info("host stopped")
+    return 0
+
+
+def host_main(data_dir: str | None) -> int:
+    """`hearth host`: run the host on the resolved data directory; a refusal is one line on stderr, exit 2."""
+    try:
+        return run_host(HostConfig(data_dir=resolve_data_dir(data_dir)))
+    except HostError as exc:
+        print(f"hearth: {exc.message}", file=sys.stderr)
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m host [--data-dir DIR] [-v]`."""
+    parser = argparse.ArgumentParser(prog="python -m host", description="Run the Hearth host on stdio.")
+    parser.add_argument("--data-dir", help="where Hearth keeps its state (default: $HEARTH_HOME or the user data dir)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
+    return host_main(args.data_dir)

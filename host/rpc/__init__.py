@@ -1,0 +1,22 @@
+"""The host's JSON-RPC methods, one module per method family: params in, a call to a service, result out.
+
+`table` guards shell methods behind `initialize`; `kernel_calls` is what the kernel asks of the host.
+"""
+
+from host.rpc.agents import register_agent_methods
+from host.rpc.kernel_calls import register_kernel_calls
+from host.rpc.memory import register_memory_methods
+from host.rpc.runs import register_run_methods
+from host.rpc.secrets import register_secrets_methods
+from host.rpc.session import register_session_methods
+from host.rpc.table import ShellTable
+
+__all__ = [
+    "ShellTable",
+    "register_agent_methods",
+    "register_kernel_calls",
+    "register_memory_methods",
+    "register_run_methods",
+    "register_secrets_methods",
+    "register_session_methods",
+]

@@ -1,0 +1,156 @@
+"""Memory in a run: the model's memory tools, extraction after a turn, and change events for the shell.
+
+The host executes the memory tools (`tool.call` from the kernel) against the calling agent's own store,
+with the run's transcript seq and tool call id as evidence. After a completed turn worth it, one
+tool-less `summarize` call plans memory operations, applied in the background as the `extractor`; it
+never delays the next run and never races an explicit write, because each store has one writer.
+Memory off means none of this: no tools, no prompt section, no extraction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from host.errors import NotFoundError
+from host.memory import (
+    MEMORY_TOOL_NAMES,
+    Evidence,
+    ExchangeItem,
+    MemoryHub,
+    MemoryStore,
+    apply_extraction,
+    extraction_prompt,
+    memory_tool_definitions,
+    parse_extraction,
+    run_memory_tool,
+    worth_extracting,
+)
+from host.runs.scheduler import Run, RunManager
+from host.runs.turns import Summarize, TurnPlanner
+from host.store.agents import Agent, AgentStore
+from protocol.errors import JsonRpcError
+from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
+
+__all__ = ["MemoryService", "run_exchange"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_exchange(events: list[dict[str, Any]], run_id: str) -> list[ExchangeItem]:
+    """The lines of one run for the extractor: the message that started it, the replies and tool results."""
+    items: list[ExchangeItem] = []
+    started = False
+    for event in events:
+        kind = event.get("type")
+        if kind in ("user", "wake") and not started:
+            items = [_item(event)]
+        elif event.get("runId") == run_id:
+            started = True
+            if kind == "assistant" and event.get("text"):
+                items.append(ExchangeItem(event["seq"], "assistant", event["text"]))
+            elif kind == "tool":
+                items.append(ExchangeItem(event["seq"], "tool", event["content"], event["name"]))
+    return items if started else []
+
+
+def _item(event: dict[str, Any]) -> ExchangeItem:
+    if event["type"] == "wake":
+        return ExchangeItem(event["seq"], "peer", event["text"], event["fromAgent"])
+    return ExchangeItem(event["seq"], "user", event["text"])
+
+
+class MemoryService:
+    """Connects the memory hub to runs.
+
+    Args:
+        hub: the host's memories.
+        store: the agent store.
+        runs: the run manager (whose runs call memory tools).
+        planner: gives each extraction call its model.
+        summarize: the kernel's `summarize`.
+    """
+
+    def __init__(
+        self,
+        hub: MemoryHub,
+        store: AgentStore,
+        runs: RunManager,
+        planner: TurnPlanner,
+        summarize: Summarize,
+    ) -> None:
+        self.hub = hub
+        self._store = store
+        self._runs = runs
+        self._planner = planner
+        self._summarize = summarize
+        self._tasks: asyncio.TaskGroup | None = None
+        self.definitions = [
+            ToolSpec(name=name, description=description, input_schema=schema)
+            for name, description, schema in memory_tool_definitions()
+        ]
+
+    async def serve(self) -> None:
+        """Own the background extractions until cancelled."""
+        async with asyncio.TaskGroup() as tasks:
+            self._tasks = tasks
+            await asyncio.Event().wait()
+
+    def source(self, agent: Agent) -> MemoryStore | None:
+        """The agent's memory for its prompt, or None when memory is off."""
+        return self.hub.get(agent.agent_id) if agent.settings.memory else None
+
+    def tools(self, agent: Agent) -> list[ToolSpec]:
+        return list(self.definitions) if agent.settings.memory else []
+
+    async def call_tool(self, params: ToolCallParams) -> ToolCallResult:
+        """The kernel's `tool.call` for a memory tool.
+
+        Raises:
+            NotFoundError: the run is not running, or the tool is not one this run was given.
+        """
+        run = self._runs.running(params.run_id)
+        if run is None:
+            raise NotFoundError(f"run {params.run_id} is not running")
+        agent = self._store.get(run.agent_id)
+        if params.name not in MEMORY_TOOL_NAMES or not agent.settings.memory:
+            raise NotFoundError(f"there is no host tool named {params.name!r} in this run")
+        transcript = self._store.transcript(agent.agent_id)
+        evidence = Evidence("agent", transcript.last_seq, params.tool_call_id)
+        content, is_error = await run_memory_tool(self.hub.get(agent.agent_id), params.name, params.arguments, evidence)
+        return ToolCallResult(content=content, is_error=is_error)
+
+    async def after_run(self, run: Run) -> None:
+        """Start extraction for a completed run when it is worth it (never waits for it)."""
+        if run.reason != "idle" or self._tasks is None or not self._store.exists(run.agent_id):
+            return
+        agent = self._store.get(run.agent_id)
+        # The embedded model is too small to follow the extraction instructions, and its one generation
+        # lock would make the person's next turn wait behind the extraction.
+        if not agent.settings.memory or agent.settings.model.provider == "local":
+            return
+        events = self._store.transcript(agent.agent_id).since_last_compact()
+        exchange = run_exchange(events, run.run_id)
+        user = " ".join(item.text for item in exchange if item.role in ("user", "peer"))
+        reply = " ".join(item.text for item in exchange if item.role == "assistant")
+        if exchange and worth_extracting(user, reply):
+            self._tasks.create_task(self._extract(agent, exchange))
+
+    async def _extract(self, agent: Agent, exchange: list[ExchangeItem]) -> None:
+        try:
+            store = self.hub.get(agent.agent_id)
+            # What stands now, bounded: the newest current facts and every side of their conflicts.
+            standing, _ = store.recent_standing(50)
+            facts = [*standing.current, *(fact for conflict in standing.conflicts for fact in conflict.facts)]
+            prompt = extraction_prompt(exchange, facts)
+            spec = self._planner.resolve_model(agent)
+            params = SummarizeParams(messages=[ChatMessage(role="user", content=prompt)], model=spec)
+            result = await self._summarize(params)
+            ops = parse_extraction(result.text)
+            outcomes = await apply_extraction(store, ops, Evidence("extractor", exchange[0].seq), exchange=exchange)
+            logger.info("memory extraction for %s: %d operation(s) applied", agent.agent_id, len(outcomes))
+        except JsonRpcError as exc:
+            logger.warning("memory extraction for %s skipped: %s", agent.agent_id, exc.message)
+        except Exception:  # a background task's top level: a failed extraction must not stop the host
+            logger.exception("memory extraction for %s failed", agent.agent_id)

@@ -1,0 +1,164 @@
+"""Turn preparation: everything the kernel needs for one run of one agent, gathered by the host.
+
+The system prompt comes first and is marked as the end of the cached prefix; the conversation since
+the last compaction follows. A model that needs an API key and has none fails here, before any call.
+When the context passes 75% of the model's window, older history is summarised first (compaction); a
+failed compaction is logged and the turn goes on with the full history.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
+from host.prompt.identity import AgentIdentity
+from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
+from host.runs.context import build_messages
+from host.store.agents import Agent, AgentStore
+from host.store.approvals import ApprovalStore
+from host.store.secrets import SecretStore, resolve_api_key
+from protocol.errors import JsonRpcError
+from protocol.models.agents import ModelSettings
+from protocol.models.kernel import (
+    ChatMessage,
+    KernelInitializeResult,
+    ModelSpec,
+    SummarizeParams,
+    SummarizeResult,
+    ToolSet,
+    ToolSpec,
+    TurnStartParams,
+)
+from protocol.models.policy import SandboxPolicy
+from protocol.models.transcript import CompactEvent, ContextEvent
+from sandbox import rules_to_wire
+
+__all__ = ["TurnPlanner", "model_spec", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
+
+Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
+
+
+def model_spec(settings: ModelSettings, api_key: str | None) -> ModelSpec:
+    return ModelSpec(
+        provider=settings.provider,
+        name=settings.name,
+        base_url=settings.base_url,
+        api_key=api_key,
+        key_name=settings.api_key_secret or settings.provider,
+        context_window=settings.context_window or DEFAULT_CONTEXT_WINDOWS.get(settings.provider, 8192),
+        max_output_tokens=settings.max_output_tokens or 1024,
+        temperature=settings.temperature,
+        rules=settings.rules,
+    )
+
+
+class TurnPlanner:
+    """Builds `turn.start` params.
+
+    Args:
+        store: agents and their transcripts.
+        secrets: where API keys come from.
+        summarize: the kernel's `summarize` call (used for compaction).
+        memory: the agent's memory for its prompt, or None when its memory is off.
+        host_tools: the host-executed tools an agent's runs are offered.
+    """
+
+    def __init__(
+        self,
+        store: AgentStore,
+        secrets: SecretStore,
+        summarize: Summarize,
+        kernel_info: Callable[[], KernelInitializeResult | None],
+        memory: Callable[[Agent], MemorySource | None] = lambda _: None,
+        host_tools: Callable[[Agent], list[ToolSpec]] = lambda _: [],
+    ) -> None:
+        self._store = store
+        self._secrets = secrets
+        self._summarize = summarize
+        self._kernel_info = kernel_info
+        self._memory = memory
+        self._host_tools = host_tools
+
+    def resolve_model(self, agent: Agent) -> ModelSpec:
+        """The agent's model with its key. Raises MissingApiKeyError when a needed key is missing."""
+        settings = agent.settings.model
+        key = resolve_api_key(self._secrets, settings.provider, settings.api_key_secret, settings.base_url)
+        return model_spec(settings, key)
+
+    async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
+        """Build `turn.start` for `agent`'s run `run_id` from its settings, transcript and memory.
+
+        The prompt is assembled (frozen per epoch) and this turn's recall block is stored in a `context`
+        event before the messages are built, so a replay of the transcript gives the same bytes.
+        """
+        spec = self.resolve_model(agent)
+        transcript = self._store.transcript(agent.agent_id)
+        memory = self._memory(agent)
+        latest = next(
+            (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
+        )
+        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note())
+        roster = [(mate.agent_id, mate.name) for mate in self._store.list() if mate.agent_id != agent.agent_id]
+        prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
+        transcript.append(
+            ContextEvent(run_id=run_id, epoch=prompt.epoch, recall=prompt.recall_block).model_dump(mode="json")
+        )
+        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+        events = transcript.since_last_compact()
+        messages = build_messages(system, events)
+        if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
+            prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
+            system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+            messages = build_messages(system, transcript.since_last_compact())
+        return TurnStartParams(
+            run_id=run_id,
+            session=agent.agent_id,
+            messages=messages,
+            model=spec,
+            tools=self._tools(agent),
+            policy=self._policy(agent),
+            approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
+        )
+
+    def _tools(self, agent: Agent) -> ToolSet:
+        info = self._kernel_info()
+        local = [tool.name for tool in info.tools] if info is not None else []
+        return ToolSet(local=local, host=self._host_tools(agent))
+
+    def _policy(self, agent: Agent) -> SandboxPolicy:
+        return SandboxPolicy(
+            data_dir=str(self._store.data_dir),
+            agent_id=agent.agent_id,
+            network=agent.settings.network,
+            permission=agent.settings.tool_permission,
+        )
+
+    def tools_note(self) -> str:
+        """What the agent is told about tools it does not have (the shell, where no OS sandbox works)."""
+        info = self._kernel_info()
+        if info is None or info.shell.available:
+            return ""
+        return f"There is no shell tool: {info.shell.reason}. No OS sandbox could confine it, so it is not offered."
+
+    async def _compact(self, agent: Agent, events: list[dict[str, Any]], spec: ModelSpec) -> bool:
+        older, _ = split_for_compaction(events)
+        if not older:
+            return False
+        try:
+            summary = await self._summarize(SummarizeParams(messages=compaction_messages(older), model=spec))
+        except JsonRpcError as exc:
+            logger.warning("compaction for %s failed, going on without it: %s", agent.agent_id, exc.message)
+            return False
+        # A previous summary sits first with a seq newer than the turn it preceded: count what it covers.
+        covered = [int(e["throughSeq"]) if e.get("type") == "compact" else int(e["seq"]) for e in older]
+        through = max(covered)
+        event = CompactEvent(summary=summary.text.strip(), through_seq=through)
+        self._store.transcript(agent.agent_id).append(event.model_dump(mode="json"))
+        bump_epoch(agent.directory, "compaction")
+        return True
