@@ -16,7 +16,8 @@ from desktop.client import connect_host
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.errors import NOT_FOUND, JsonRpcError
-from protocol.models.agents import AGENT_ID_PATTERN, AgentInfo, AgentSendResult
+from protocol.ids import AGENT_ID_PATTERN
+from protocol.models.agents import AgentInfo, AgentSendResult
 from protocol.models.host import AgentDeltaEvent, AgentEndedEvent, AgentToolEvent, KernelDownEvent
 from protocol.peer import JsonRpcPeer
 

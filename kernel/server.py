@@ -15,8 +15,8 @@ from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
 from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage
 from kernel.providers.registry import open_provider
-from kernel.toolbox import CURRENT_CALL, Toolbox
 from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver
+from kernel.turn_tools import CURRENT_CALL, TurnTools
 from protocol.dispatch import Router
 from protocol.errors import RUN_FAILED, JsonRpcError
 from protocol.models.base import Empty, EmptyParams
@@ -219,7 +219,7 @@ class KernelServer:
         provider = open_provider(config)
         messages = [to_message(m) for m in params.messages]
         collector = _TextCollector()
-        no_tools = Toolbox({}, None, (), self._call_host_tool_for(""))
+        no_tools = TurnTools({}, None, (), self._call_host_tool_for(""))
         outcome = await run_turn(provider, config, messages, no_tools, collector, max_steps=1)
         if outcome.reason == "error":
             raise KernelError(outcome.error or "the summary failed", code=outcome.error_code or RUN_FAILED)
@@ -309,6 +309,6 @@ class KernelServer:
         provider = open_provider(config)
         host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
         local, context = self._local_tools_for(params)
-        toolbox = Toolbox(local, context, host_tools, self._call_host_tool_for(params.run_id))
+        turn_tools = TurnTools(local, context, host_tools, self._call_host_tool_for(params.run_id))
         messages = [to_message(m) for m in params.messages]
-        return await run_turn(provider, config, messages, toolbox, notifier, max_steps=params.max_steps)
+        return await run_turn(provider, config, messages, turn_tools, notifier, max_steps=params.max_steps)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from protocol.errors import INVALID_PARAMS
-from protocol.models.policy import ID_PATTERN, Permission, RunKind, SandboxPolicy
+from protocol.ids import AGENT_ID_PATTERN
+from protocol.models.policy import Permission, RunKind, SandboxPolicy
 from sandbox.commands import hard_denied_reason
 from sandbox.errors import SandboxError
 from sandbox.paths import is_within, parts_under
@@ -42,7 +43,7 @@ __all__ = [
 
 Action = Literal["read", "list", "write"]
 
-_ID = re.compile(ID_PATTERN)
+_ID = re.compile(AGENT_ID_PATTERN)
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 _OTHER_READABLE = frozenset({"scratch", "profile.json", "settings.json"})
 
@@ -118,7 +119,7 @@ def build_policy(
     if not data_dir.startswith("/") or "\x00" in data_dir:
         raise InvalidPolicyError("data dir must be an absolute path")
     if not _ID.match(agent_id) or (work_id is not None and not _ID.match(work_id)):
-        raise InvalidPolicyError("agent and work ids must match " + ID_PATTERN)
+        raise InvalidPolicyError("agent and work ids must match " + AGENT_ID_PATTERN)
     if (run_kind == "work") != (work_id is not None):
         raise InvalidPolicyError("a work id is required for a work run and only for a work run")
     return Policy(os.path.realpath(data_dir), agent_id, run_kind, work_id, network, permission)

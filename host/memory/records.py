@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from protocol.ids import RECORD_ID_PATTERN
+
 __all__ = [
     "OPS",
     "TIERS",
@@ -45,7 +47,7 @@ DECISIONS = ("confirm", "reject", "edit")
 CONTENT_FIELDS = ("text", "reason", "sig")
 GENESIS = "0" * 64
 
-_ID_RE = re.compile(r"^m-[0-9a-f]{12}$")
+_ID_RE = re.compile(RECORD_ID_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,9 @@ from typing import Literal
 
 from host.errors import NotFoundError
 from host.runs.scheduler import Notify, Run, RunManager
+from protocol.ids import Decision
 from protocol.models.host import AgentToolEvent, DecideToolParams, DecideToolResult
-from protocol.models.kernel import ApprovalRequestParams, ApprovalRequestResult, Decision
+from protocol.models.kernel import ApprovalRequestParams, ApprovalRequestResult
 
 __all__ = ["ApprovalDesk", "Remember"]
 

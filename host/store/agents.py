@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from host.errors import ConflictError, CorruptFileError, NotFoundError
 from host.store.atomic import read_json, write_json_atomic
 from host.store.transcript import Transcript, utc_now
-from protocol.models.agents import AGENT_ID_PATTERN, AgentSettings, AgentSettingsPatch
+from protocol.ids import AGENT_ID_PATTERN
+from protocol.models.agents import AgentSettings, AgentSettingsPatch
 
 __all__ = ["Agent", "AgentStore", "slugify", "apply_settings_patch"]
 

@@ -22,7 +22,8 @@ from cryptography.fernet import Fernet, InvalidToken
 from host.errors import CorruptFileError, HostError, InvalidRequestError, NotFoundError
 from host.store.atomic import fsync_dir, write_bytes_atomic
 from protocol.errors import PROVIDER_ERROR
-from protocol.models.secrets import KEYED_PROVIDERS, MAX_SECRET_CHARS, SECRET_NAME_PATTERN, provider_needs_key
+from protocol.ids import SECRET_NAME_PATTERN
+from protocol.models.secrets import KEYED_PROVIDERS, MAX_SECRET_CHARS, provider_needs_key
 
 __all__ = ["SecretStore", "InsecureKeyFileError", "MissingApiKeyError", "resolve_api_key"]
 

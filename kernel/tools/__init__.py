@@ -6,12 +6,14 @@ callback from the permission mode, remembered rules and a way to ask the person.
 """
 
 from kernel.tools.approver import AskPerson, PersonDecision, make_approver
-from kernel.tools.context import Approve, Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult, authorize
+from kernel.tools.catalog import local_tools, unavailable_tools_note
+from kernel.tools.context import Approve, Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
 from kernel.tools.glob import GLOB
 from kernel.tools.grep import find_rg, make_grep_tool
 from kernel.tools.reader import LIST_DIR, READ_FILE
+from kernel.tools.result import ToolResult
+from kernel.tools.shell import SHELL
 from kernel.tools.shell_pool import ShellPool
-from kernel.tools.toolset import SHELL, local_tools, unavailable_tools_note
 from kernel.tools.writer import EDIT_FILE, WRITE_FILE
 from sandbox.approval import decide_approval
 

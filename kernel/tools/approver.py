@@ -8,15 +8,15 @@ for the rest of the run, so the same exact action and target is not asked twice.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Literal
 
 from kernel.tools.context import Approve
+from protocol.ids import Decision
 from protocol.models.policy import Permission
 from sandbox import Ask, Rule, decide_approval
 
 __all__ = ["PersonDecision", "AskPerson", "make_approver"]
 
-PersonDecision = Literal["allow_once", "allow_always", "deny", "deny_always"]
+PersonDecision = Decision
 AskPerson = Callable[[str, str, str], Awaitable[PersonDecision]]
 """`ask_person(action, target, summary)`: the host's `approval.request`; a failure should answer `deny`."""
 

@@ -10,28 +10,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernel.errors import KernelError
 from kernel.providers.base import ToolDefinition
+from kernel.tools.result import ToolResult
+from kernel.tools.shell_pool import ShellPool
 from protocol.errors import INVALID_PARAMS
 from sandbox import AccessDeniedError, Action, Allow, Deny, Policy, SandboxError, canonical_path, decide, display_path
 
-if TYPE_CHECKING:
-    from kernel.tools.shell_pool import ShellPool
-
-__all__ = ["Approve", "ToolResult", "ToolContext", "ToolArgumentError", "Arguments", "LocalTool", "authorize"]
+__all__ = ["Approve", "ToolContext", "ToolArgumentError", "Arguments", "LocalTool", "authorize"]
 
 logger = logging.getLogger(__name__)
 
 Approve = Callable[[str, str, str], Awaitable[bool]]
 """`approve(action, target, summary)`: True when the action may go ahead (remembered rule, mode or a person)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    content: str
-    is_error: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ import stat
 import time
 
 from kernel.providers.base import ToolDefinition
-from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult, authorize
+from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
+from kernel.tools.result import ToolResult
 from sandbox import PathEscapeError, opened, pin_path, search_roots
 
 __all__ = ["GLOB", "glob_regex"]

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.providers.base import ToolDefinition
-from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult, authorize
+from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
+from kernel.tools.result import ToolResult
 from kernel.tools.shell_pool import clip_text
 from sandbox import Deny, decide, pin_path, search_roots
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 from kernel.providers.base import ToolDefinition
-from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult, authorize
+from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
+from kernel.tools.result import ToolResult
 from sandbox import list_entries, open_read, opened
 
 __all__ = ["READ_FILE", "LIST_DIR", "MAX_FILE_BYTES"]

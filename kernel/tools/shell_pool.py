@@ -19,7 +19,7 @@ import signal
 import tempfile
 from dataclasses import dataclass
 
-from kernel.tools.context import ToolResult
+from kernel.tools.result import ToolResult
 from sandbox import Policy, ShellSandbox, Unavailable, open_dir
 
 __all__ = ["ShellPool", "quote_for_bash", "clip_text"]

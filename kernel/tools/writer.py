@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 
 from kernel.providers.base import ToolDefinition
-from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult, authorize
+from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
 from kernel.tools.reader import MAX_FILE_BYTES
+from kernel.tools.result import ToolResult
 from sandbox import open_read, opened, write_atomic
 
 __all__ = ["WRITE_FILE", "EDIT_FILE"]

@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
 from protocol.models.transcript import TranscriptEvent
 
 __all__ = [
-    "AGENT_ID_PATTERN",
     "ToolPermission",
     "AgentStatus",
     "ScriptToolCall",
@@ -31,7 +31,6 @@ __all__ = [
     "AgentTranscriptResult",
 ]
 
-AGENT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 
 ToolPermission = Literal["ask", "always", "never"]
 AgentStatus = Literal["idle", "queued", "running"]

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from protocol.ids import Decision
 from protocol.models.agents import AgentInfo, AgentStatus
 from protocol.models.base import Params, WireModel
 from protocol.models.kernel import ShellAvailability
@@ -158,7 +159,7 @@ class AgentToolEvent(WireModel):
 class DecideToolParams(Params):
     agent_id: str
     tool_call_id: str
-    decision: Literal["allow_once", "allow_always", "deny", "deny_always"]
+    decision: Decision
 
 
 class DecideToolResult(WireModel):

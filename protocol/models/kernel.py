@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from protocol.ids import Decision
 from protocol.models.agents import ScriptRule
 from protocol.models.base import Params, WireModel
 from protocol.models.policy import ApprovalRule, SandboxPolicy
@@ -36,7 +37,6 @@ __all__ = [
     "TurnEndedEvent",
     "ToolCallParams",
     "ToolCallResult",
-    "Decision",
     "ApprovalRequestParams",
     "ApprovalRequestResult",
 ]
@@ -178,7 +178,6 @@ class ToolCallResult(WireModel):
     is_error: bool = False
 
 
-Decision = Literal["allow_once", "allow_always", "deny", "deny_always"]
 
 
 class ApprovalRequestParams(Params):

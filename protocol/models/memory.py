@@ -10,11 +10,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from protocol.models.agents import AGENT_ID_PATTERN
+from protocol.ids import AGENT_ID_PATTERN, KEY_PATTERN, RECORD_ID_PATTERN
 from protocol.models.base import Params, WireModel
 
 __all__ = [
-    "RECORD_ID_PATTERN",
     "MemoryView",
     "MemoryOp",
     "WriteOutcomeKind",
@@ -47,8 +46,6 @@ __all__ = [
     "MEMORY_EVENTS",
 ]
 
-RECORD_ID_PATTERN = r"^m-[0-9a-f]{12}$"
-KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,99}$"
 
 AgentId = Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
 RecordId = Annotated[str, Field(pattern=RECORD_ID_PATTERN)]

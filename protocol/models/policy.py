@@ -11,11 +11,11 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import WireModel
 
-__all__ = ["ID_PATTERN", "RunKind", "Permission", "SandboxPolicy", "ApprovalRule"]
+__all__ = ["RunKind", "Permission", "SandboxPolicy", "ApprovalRule"]
 
-ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 """Agent and Work ids: lowercase, digits, `_` and `-`, at most 63 characters, so an id is one safe path part."""
 
 RunKind = Literal["direct", "work"]
@@ -26,9 +26,9 @@ class SandboxPolicy(WireModel):
     """Everything the kernel needs to decide what one run may touch."""
 
     data_dir: str = Field(min_length=1, description="Absolute path of the host's data dir.")
-    agent_id: str = Field(pattern=ID_PATTERN)
+    agent_id: str = Field(pattern=AGENT_ID_PATTERN)
     run_kind: RunKind = "direct"
-    work_id: str | None = Field(default=None, pattern=ID_PATTERN)
+    work_id: str | None = Field(default=None, pattern=AGENT_ID_PATTERN)
     network: bool = Field(default=False, description="Whether the shell may use the network.")
     permission: Permission = Field(default="ask", description="What happens to actions that need a person's yes.")
 

@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, SecretStr, field_serializer
 
+from protocol.ids import SECRET_NAME_PATTERN
 from protocol.models.base import Empty, EmptyParams, Params, WireModel
 
 __all__ = [
-    "SECRET_NAME_PATTERN",
     "MAX_SECRET_CHARS",
     "KEYED_PROVIDERS",
     "SecretName",
@@ -30,7 +30,6 @@ __all__ = [
     "is_loopback_url",
 ]
 
-SECRET_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 """A secret name: a lowercase slug such as `openai`, `deepseek` or `work-anthropic`."""
 
 MAX_SECRET_CHARS = 16 * 1024

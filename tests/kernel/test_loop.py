@@ -8,7 +8,7 @@ from typing import Any
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
 from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage
 from kernel.providers.scripted import ScriptedProvider
-from kernel.toolbox import Toolbox
+from kernel.turn_tools import TurnTools
 from protocol.errors import PROVIDER_ERROR, REQUEST_TIMEOUT, RequestTimeoutError
 
 
@@ -55,9 +55,9 @@ def _turn(rules: list[dict[str, Any]], call_host: Any = None, text: str = "go") 
         raise RequestTimeoutError("host did not answer")
 
     host_tools = (ToolDefinition("memory_note", "Note a fact.", {"type": "object"}),)
-    toolbox = Toolbox({"echo": EchoTool(), "broken": BrokenTool()}, None, host_tools, call_host or no_host)
+    turn_tools = TurnTools({"echo": EchoTool(), "broken": BrokenTool()}, None, host_tools, call_host or no_host)
     outcome = asyncio.run(
-        run_turn(ScriptedProvider(config), config, [Message("user", text)], toolbox, recorder, max_steps=5)
+        run_turn(ScriptedProvider(config), config, [Message("user", text)], turn_tools, recorder, max_steps=5)
     )
     return outcome, recorder
 
@@ -144,9 +144,9 @@ def test_cancelling_keeps_the_text_streamed_so_far_as_a_partial_message() -> Non
         async def no_host(call: ToolCall) -> ToolOutcome:
             return ToolOutcome("unused", True)
 
-        toolbox = Toolbox({}, None, (), no_host)
+        turn_tools = TurnTools({}, None, (), no_host)
         task = asyncio.create_task(
-            run_turn(ScriptedProvider(config), config, [Message("user", "go")], toolbox, recorder, max_steps=1)
+            run_turn(ScriptedProvider(config), config, [Message("user", "go")], turn_tools, recorder, max_steps=1)
         )
         async with asyncio.timeout(5):
             await recorder.streaming.wait()

@@ -1,4 +1,4 @@
-"""The tools one turn may use: the kernel's own local tools and the host's tools, behind one `execute`.
+"""The tools of one turn: the kernel's own local tools and the host's tools, behind one `execute`.
 
 Local tools run here, each asking the sandbox policy itself. Host tools (memory, messaging) travel to
 the host as a `tool.call` request; if the host fails or does not answer in time, the model gets an
@@ -16,7 +16,7 @@ from kernel.loop import ToolOutcome
 from kernel.providers.base import ToolCall, ToolDefinition
 from protocol.errors import JsonRpcError
 
-__all__ = ["CURRENT_CALL", "LocalToolLike", "Toolbox", "HostToolCaller"]
+__all__ = ["CURRENT_CALL", "LocalToolLike", "TurnTools", "HostToolCaller"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class LocalToolLike(Protocol):
         ...
 
 
-class Toolbox:
+class TurnTools:
     """Implements `kernel.loop.ToolExecutor` for one turn.
 
     Args:

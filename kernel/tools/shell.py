@@ -1,21 +1,17 @@
-"""The kernel's local tools as one set, and the shell tool, offered only where an OS sandbox works.
+"""The `shell` tool: one command in the agent's persistent, OS-sandboxed bash.
 
-`local_tools(shell)` is what the model loop offers: grep, glob, read_file, list_dir, write_file, edit_file and,
-when `shell` is a working `ShellSandbox`, shell. When it is `Unavailable`, there is no shell tool at all and
-`unavailable_tools_note` is the sentence the agent reads about why (fail closed, never open).
+The command is checked against the hard-denied list first (denied whatever the permission), then
+approved (mode, remembered rule, or a person), then run in the session's shell with a timeout.
 """
 
 from __future__ import annotations
 
 from kernel.providers.base import ToolDefinition
-from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, ToolResult
-from kernel.tools.glob import GLOB
-from kernel.tools.grep import make_grep_tool
-from kernel.tools.reader import LIST_DIR, READ_FILE
-from kernel.tools.writer import EDIT_FILE, WRITE_FILE
-from sandbox import Deny, ShellSandbox, Unavailable, decide_command
+from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext
+from kernel.tools.result import ToolResult
+from sandbox import Deny, decide_command
 
-__all__ = ["SHELL", "local_tools", "unavailable_tools_note", "MAX_SHELL_TIMEOUT"]
+__all__ = ["MAX_SHELL_TIMEOUT", "SHELL"]
 
 MAX_SHELL_TIMEOUT = 600
 _DEFAULT_SHELL_TIMEOUT = 120
@@ -63,25 +59,3 @@ SHELL = LocalTool(
     ),
     _shell,
 )
-
-
-def local_tools(shell: ShellSandbox | Unavailable) -> dict[str, LocalTool]:
-    """Every local tool, by name; `shell` only where an OS sandbox works.
-
-    Args:
-        shell: what `sandbox.detect_shell_sandbox` found.
-
-    Returns:
-        Tool name → tool, in the order they are offered.
-    """
-    tools = [make_grep_tool(), GLOB, READ_FILE, LIST_DIR, WRITE_FILE, EDIT_FILE]
-    if isinstance(shell, ShellSandbox):
-        tools.append(SHELL)
-    return {tool.definition.name: tool for tool in tools}
-
-
-def unavailable_tools_note(shell: ShellSandbox | Unavailable) -> str:
-    """What the agent is told about tools it does not have; empty when nothing is missing."""
-    if isinstance(shell, ShellSandbox):
-        return ""
-    return f"There is no shell tool in this run: {shell.reason}. No OS sandbox could confine it, so it is not offered."
