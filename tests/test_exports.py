@@ -1,12 +1,28 @@
-"""Each package's `__all__` is deliberate: every name in it exists, sorted, with no duplicates."""
+"""Each package's `__all__` is deliberate both ways: every name in it exists (sorted, no duplicates), and
+every public name the package offers is in it (httpx's `test_all_imports_are_exported`)."""
 
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 import pytest
 
-PACKAGES = ["protocol", "host", "host.memory", "kernel", "kernel.providers", "kernel.tools", "sandbox"]
+PACKAGES = [
+    "protocol",
+    "host",
+    "host.memory",
+    "host.prompt",
+    "host.rpc",
+    "host.runs",
+    "host.store",
+    "kernel",
+    "kernel.providers",
+    "kernel.tools",
+    "sandbox",
+    "desktop",
+    "hearth",
+]
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -23,3 +39,14 @@ def test_all_names_are_exported_and_sorted(name: str) -> None:
     assert sorted(exported, key=_isort_key) == list(exported)
     for item in exported:
         assert hasattr(module, item), f"{name}.{item} is in __all__ but missing"
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_public_name_of_a_package_is_exported(name: str) -> None:
+    module = importlib.import_module(name)
+    public = {
+        item
+        for item in dir(module)
+        if not item.startswith("_") and not isinstance(getattr(module, item), ModuleType)
+    }
+    assert public - set(module.__all__) == set(), f"{name} offers names it does not export"

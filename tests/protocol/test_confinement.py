@@ -1,4 +1,5 @@
-"""jsonrpcserver is confined to protocol/dispatch.py, and the layers import only downwards."""
+"""jsonrpcserver is confined to protocol/dispatch.py, the layers import only downwards, and the clients
+in desktop/ speak only the wire."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _imports(package: str) -> dict[str, set[str]]:
 def test_only_the_dispatch_module_imports_jsonrpcserver() -> None:
     users = {
         path
-        for package in ("protocol", "host", "kernel", "sandbox")
+        for package in ("protocol", "host", "kernel", "sandbox", "desktop", "hearth")
         for path, names in _imports(package).items()
         if "jsonrpcserver" in names
     }
@@ -32,11 +33,25 @@ def test_only_the_dispatch_module_imports_jsonrpcserver() -> None:
 
 def test_dependencies_flow_one_way() -> None:
     forbidden = {
-        "protocol": {"host", "kernel", "sandbox"},
-        "sandbox": {"host", "kernel"},
-        "kernel": {"host"},
-        "host": {"kernel"},
+        "protocol": {"host", "kernel", "sandbox", "desktop", "hearth"},
+        "sandbox": {"host", "kernel", "desktop", "hearth"},
+        "kernel": {"host", "desktop", "hearth"},
+        "host": {"kernel", "desktop", "hearth"},
+        "desktop": {"host", "kernel", "sandbox", "hearth"},
     }
     for package, banned in forbidden.items():
         for path, names in _imports(package).items():
             assert not names & banned, f"{path} imports {names & banned}"
+
+
+def test_the_hearth_command_imports_nothing_heavy_at_module_level() -> None:
+    """`hearth --help` stays instant: host, desktop and the wire models are imported only inside functions."""
+    path = REPO_ROOT / "hearth" / "cli.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top_level = {
+        alias.name.split(".")[0] if isinstance(node, ast.Import) else (node.module or "").split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert top_level <= {"__future__", "argparse", "logging", "sys"}
