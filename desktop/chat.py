@@ -19,6 +19,7 @@ from protocol.errors import NOT_FOUND, JsonRpcError
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.agents import AgentInfo, AgentSendResult
 from protocol.models.host import AgentDeltaEvent, AgentEndedEvent, AgentToolEvent, KernelDownEvent
+from protocol.models.warmup import ModelStatusEvent
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["ChatOptions", "run_chat"]
@@ -68,6 +69,7 @@ class _Printer:
         router.add("agent.tool", AgentToolEvent, self.on_tool)
         router.add("agent.ended", AgentEndedEvent, self.on_ended)
         router.add("kernel.down", KernelDownEvent, self.on_kernel_down)
+        router.add("model.status", ModelStatusEvent, self.on_model_status)
 
     async def on_delta(self, event: AgentDeltaEvent) -> None:
         if event.agent_id == self.agent_id:
@@ -92,6 +94,15 @@ class _Printer:
         sys.stdout.write("\n")
         sys.stdout.flush()
         await self.questions.put(None)
+
+    async def on_model_status(self, event: ModelStatusEvent) -> None:
+        if event.state == "loading":
+            sys.stderr.write("[loading the embedded model...]\n")
+        elif event.state == "ready":
+            sys.stderr.write(f"[the embedded model is ready ({event.seconds or 0:.1f} s)]\n")
+        else:
+            sys.stderr.write(f"[the embedded model could not be loaded: {event.error}]\n")
+        sys.stderr.flush()
 
     async def on_kernel_down(self, event: KernelDownEvent) -> None:
         sys.stderr.write(f"[the kernel stopped: {event.reason}; restarting]\n")

@@ -9,6 +9,7 @@ session and its memory, then moves its directory to the trash. Every change is a
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from host.memory import MemoryHub
@@ -33,12 +34,20 @@ class AgentService:
     kernel: the kernel supervisor (to close a deleted agent's shell).
     hub: the memory hub (to close a deleted agent's memory).
     notify: sends events to the shell.
+    on_settings: told of an agent whose settings were just set (created or updated).
     """
 
     def __init__(
-        self, store: AgentStore, runs: RunManager, kernel: KernelSupervisor, hub: MemoryHub, notify: Notify
+        self,
+        store: AgentStore,
+        runs: RunManager,
+        kernel: KernelSupervisor,
+        hub: MemoryHub,
+        notify: Notify,
+        on_settings: Callable[[Agent], None] = lambda _: None,
     ) -> None:
         self.store = store
+        self._on_settings = on_settings
         self._runs = runs
         self._kernel = kernel
         self._hub = hub
@@ -61,6 +70,7 @@ class AgentService:
 
     async def create(self, name: str, agent_id: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
         agent = self.store.create(name, agent_id, apply_settings_patch(AgentSettings(), patch))
+        self._on_settings(agent)
         await self.changed(agent.agent_id)
         return self.info(agent)
 
@@ -72,6 +82,8 @@ class AgentService:
 
     async def update(self, agent_id: str, name: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
         agent = self.store.update(agent_id, name, patch)
+        if patch is not None:
+            self._on_settings(agent)
         await self.changed(agent.agent_id)
         return self.info(agent)
 

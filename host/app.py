@@ -33,6 +33,7 @@ from host.runs.kernel_events import KernelEvents
 from host.runs.memory_service import MemoryService
 from host.runs.scheduler import RunManager
 from host.runs.turns import TurnPlanner
+from host.runs.warmup import ModelWarmup
 from host.store.agents import AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.host_settings import HostSettingsStore
@@ -87,7 +88,10 @@ class HostServer:
             max_concurrent=self.settings.current.max_concurrent_runs,
             on_status=self._agent_changed,
         )
-        self.agents = AgentService(self.store, self.runs, self.kernel, self.hub, self.notify)
+        self.warmup = ModelWarmup(self.store, self.kernel, self.planner.resolve_model, self.notify)
+        self.agents = AgentService(
+            self.store, self.runs, self.kernel, self.hub, self.notify, on_settings=self.warmup.agent_changed
+        )
         self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
@@ -122,6 +126,7 @@ class HostServer:
             kernel_task = tasks.create_task(self.kernel.run())
             runs_task = tasks.create_task(self.runs.serve())
             memory_task = tasks.create_task(self.memory.serve())
+            warmup_task = tasks.create_task(self.warmup.serve())
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
             shell_task = tasks.create_task(self._peer.serve())
@@ -132,7 +137,7 @@ class HostServer:
             await kernel_task
             watch_stop.set()
             await watch_task
-            for task in (runs_task, memory_task, stop_task):
+            for task in (runs_task, memory_task, warmup_task, stop_task):
                 task.cancel()
             if not shell_task.done():
                 await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
@@ -167,6 +172,7 @@ class HostServer:
 
     async def _kernel_up(self) -> None:
         await self.notify("kernel.up", KernelUpEvent(pid=self.kernel.pid or 0, restarts=self.kernel.restarts))
+        self.warmup.kernel_started()
 
 
 async def _serve(config: HostConfig) -> None:

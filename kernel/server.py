@@ -13,7 +13,7 @@ from typing import Any
 
 from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
-from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage
+from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage, Warmable
 from kernel.providers.registry import open_provider
 from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver
 from kernel.turn_tools import CURRENT_CALL, TurnTools
@@ -45,6 +45,7 @@ from protocol.models.kernel import (
     TurnToolEvent,
 )
 from protocol.models.transcript import ToolCallInfo, UsageInfo
+from protocol.models.warmup import ModelWarmParams, ModelWarmResult
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
 from sandbox import ShellSandbox, Unavailable, detect_shell_sandbox, policy_from_wire, rules_from_wire
@@ -164,6 +165,7 @@ class KernelServer:
         self.router.add("turn.cancel", RunRef, self.turn_cancel)
         self.router.add("summarize", SummarizeParams, self.summarize)
         self.router.add("session.close", SessionCloseParams, self.session_close)
+        self.router.add("model.warm", ModelWarmParams, self.model_warm)
         self.router.add("shutdown", EmptyParams, self.shutdown)
 
     async def serve(self, transport: Transport) -> None:
@@ -224,6 +226,11 @@ class KernelServer:
         if outcome.reason == "error":
             raise KernelError(outcome.error or "the summary failed", code=outcome.error_code or RUN_FAILED)
         return SummarizeResult(text="".join(collector.parts), usage=to_usage_info(outcome.usage))
+
+    async def model_warm(self, params: ModelWarmParams) -> ModelWarmResult:
+        """Load the model a turn would load (only the embedded one has anything to load)."""
+        provider = open_provider(to_config(params.model))
+        return ModelWarmResult(loaded=await provider.warm() if isinstance(provider, Warmable) else False)
 
     async def session_close(self, params: SessionCloseParams) -> Empty:
         if self._shells is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from protocol.models import agents, host, kernel
+from protocol.models import agents, host, kernel, warmup
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
@@ -46,6 +46,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "agent.tool": host.AgentToolEvent,
     "kernel.down": host.KernelDownEvent,
     "kernel.up": host.KernelUpEvent,
+    "model.status": warmup.ModelStatusEvent,
     **MEMORY_EVENTS,
 }
 
@@ -55,6 +56,7 @@ KERNEL_METHODS: dict[str, Method] = {
     "turn.cancel": (kernel.RunRef, kernel.TurnCancelResult),
     "summarize": (kernel.SummarizeParams, kernel.SummarizeResult),
     "session.close": (kernel.SessionCloseParams, Empty),
+    "model.warm": (warmup.ModelWarmParams, warmup.ModelWarmResult),
     "shutdown": (EmptyParams, Empty),
 }
 

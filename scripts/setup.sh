@@ -1,22 +1,61 @@
 #!/usr/bin/env bash
 # Set up Hearth in ./.venv: the package, its test tools, and the embedded local model.
-# Safe to run again; it only installs what is missing.
+# A second run on a set-up checkout does nothing and says so; a change to pyproject.toml is noticed
+# (its hash is kept in .venv) and installs again. Progress is a line per slow step; pip's own output
+# goes to .venv/setup.log, which a failed step names.
+# HEARTH_LOCAL_MODEL=0 skips the embedded model (no llama.cpp build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+started=$SECONDS
+LOG=.venv/setup.log
+PYTHON="${PYTHON:-python3}"
+LOCAL="${HEARTH_LOCAL_MODEL:-1}"
+EXTRAS="test"; [ "$LOCAL" = "1" ] && EXTRAS="test,local"
+# Only what Hearth uses of llama.cpp: no multimodal library, no server, tools, examples or tests; a
+# portable build (a native one can die with an illegal instruction on virtual machines).
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
+-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF"
+STAMP=.venv/.hearth-setup
+want="$({ cat pyproject.toml; echo "$EXTRAS $LLAMA_CMAKE_ARGS"; "$PYTHON" -V 2>&1; } | sha256sum | cut -d' ' -f1)"
+
+say() { printf 'setup: %s\n' "$*"; }
+fail() {
+  say "$1 failed; the details are in $LOG"
+  tail -n 5 "$LOG" 2>/dev/null | sed 's/^/  | /' >&2 || true
+  say "fix what it says, then run: bash scripts/setup.sh"
+  exit 1
+}
+
+if [ -x .venv/bin/hearth ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; then
+  command -v bwrap >/dev/null 2>&1 || say "bubblewrap (bwrap) is missing: the agents' shell tool is unavailable"
+  say "up to date (nothing to install)"
+  exit 0
+fi
 
 if ! command -v bwrap >/dev/null 2>&1; then
   # bubblewrap gives the agents' shell tool its OS sandbox; without it the shell tool is not offered.
   if command -v apt-get >/dev/null 2>&1; then
+    say "installing bubblewrap (the OS sandbox for the agents' shell)"
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     ($SUDO apt-get update -qq && $SUDO apt-get install -y -qq bubblewrap) >/dev/null 2>&1 \
-      || echo "setup: could not install bubblewrap; the shell tool will be unavailable" >&2
+      || say "could not install bubblewrap; the shell tool will be unavailable"
   else
-    echo "setup: install bubblewrap (bwrap) to enable the sandboxed shell tool" >&2
+    say "install bubblewrap (bwrap) to enable the sandboxed shell tool"
   fi
 fi
 
-PYTHON="${PYTHON:-python3}"
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-# A native llama.cpp build can die with an illegal instruction on virtual machines.
-CMAKE_ARGS="-DGGML_NATIVE=OFF" .venv/bin/python -m pip install -q -e '.[test,local]'
+if [ ! -x .venv/bin/python ]; then
+  say "creating the virtualenv in .venv"
+  "$PYTHON" -m venv .venv || { echo "setup: $PYTHON -m venv failed; Python 3.11+ with venv is needed" >&2; exit 1; }
+fi
+: > "$LOG"
+say "installing Hearth and its dependencies"
+.venv/bin/python -m pip install --upgrade pip >>"$LOG" 2>&1 || fail "upgrading pip"
+if [ "$LOCAL" = "1" ] && ! .venv/bin/python -m pip show llama-cpp-python >/dev/null 2>&1; then
+  say "building the embedded model's runtime (llama.cpp, once; pip keeps the wheel for other checkouts)"
+fi
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+  .venv/bin/python -m pip install -e ".[$EXTRAS]" >>"$LOG" 2>&1 || fail "installing Hearth"
+echo "$want" > "$STAMP"
+say "done in $((SECONDS - started)) s"

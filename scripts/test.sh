@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Set up Hearth (scripts/setup.sh), lint and type-check it, and run the whole test suite.
-# Fails on any lint or type error, any failing test, and if no test ran (pytest exits 5).
+# Set up Hearth (scripts/setup.sh), check a second set-up installs nothing, lint and type-check it, and
+# run the whole test suite. Fails on any lint or type error, any failing test, and if no test ran
+# (pytest exits 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+before=$(.venv/bin/python -m pip freeze)
+second=$(bash scripts/setup.sh)
+if [[ "$second" != *"up to date"* ]] || [ "$before" != "$(.venv/bin/python -m pip freeze)" ]; then
+  echo "test: a second scripts/setup.sh run installed something: $second" >&2
+  exit 1
+fi
 .venv/bin/ruff check protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

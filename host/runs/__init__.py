@@ -7,5 +7,15 @@ from host.runs.kernel_events import KernelEvents
 from host.runs.memory_service import MemoryService
 from host.runs.scheduler import Notify, Run, RunManager
 from host.runs.turns import TurnPlanner
+from host.runs.warmup import ModelWarmup
 
-__all__ = ["ApprovalDesk", "KernelEvents", "MemoryService", "Notify", "Run", "RunManager", "TurnPlanner"]
+__all__ = [
+    "ApprovalDesk",
+    "KernelEvents",
+    "MemoryService",
+    "ModelWarmup",
+    "Notify",
+    "Run",
+    "RunManager",
+    "TurnPlanner",
+]

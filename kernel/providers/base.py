@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "Role",
@@ -25,6 +25,7 @@ __all__ = [
     "StreamEnd",
     "ModelEvent",
     "Provider",
+    "Warmable",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -121,4 +122,13 @@ class Provider(Protocol):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream the model's answer to `request`."""
+        ...
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """A provider with something to load before its first answer (the embedded model)."""
+
+    async def warm(self) -> bool:
+        """Load what the first call would load; True when this call did the loading."""
         ...

@@ -124,6 +124,23 @@ class LocalProvider:
         if not self.model_path.is_file():
             raise ProviderError(f"the local model file {self.model_path} does not exist")
 
+    async def warm(self) -> bool:
+        """Load the model now (in a worker thread) so the first message does not wait for it.
+
+        Returns:
+            True when this call loaded it, False when it was loaded already.
+
+        Raises:
+            ProviderError: the model could not be loaded.
+        """
+        threads = self.config.options.get("threads")
+        if (str(self.model_path), self.config.context_window) in _MODELS:
+            return False
+        await asyncio.to_thread(
+            _load, self._llama_cpp, self.model_path, self.config.context_window, int(threads) if threads else None
+        )
+        return True
+
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream the model's answer; see `kernel.providers.base.Provider`.
 

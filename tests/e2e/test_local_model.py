@@ -34,3 +34,23 @@ def test_the_local_model_answers_a_chat_turn_through_the_host(tmp_path: Path) ->
             assert page["events"][2]["text"] == text
 
     asyncio.run(main())
+
+
+def test_an_agent_on_the_local_model_is_warmed_before_its_first_message_and_the_shell_is_told(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "pip", "settings": {"model": {"maxOutputTokens": 8}}})
+            loading = await host.wait_for("model.status", lambda p: p["state"] == "loading", timeout=60)
+            assert loading["provider"] == "local"
+            ready = await host.wait_for("model.status", lambda p: p["state"] != "loading", timeout=240)
+            assert ready["state"] == "ready" and ready["seconds"] >= 0, ready
+            count = len(host.events)
+            sent = await host.call("agent.send", {"agentId": "pip", "text": "Hi."})
+            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=240)
+            assert ended["reason"] == "idle", ended
+            assert not [m for m, _ in host.events[count:] if m == "model.status"], "the model was loaded once"
+            await host.call("agent.create", {"name": "pip2", "settings": {"model": {"maxOutputTokens": 8}}})
+            await host.call("ping")
+            assert [p["state"] for m, p in host.events if m == "model.status"] == ["loading", "ready"]
+
+    asyncio.run(main())

@@ -60,3 +60,27 @@ def test_the_tools_the_kernel_offers_are_known_to_the_host_once_it_is_up(tmp_pat
             assert ("shell" in tools) is status["kernel"]["shell"]["available"]
 
     asyncio.run(main())
+
+
+def test_an_agent_on_the_local_model_is_warmed_after_each_kernel_start_and_a_failure_is_told(tmp_path: Path) -> None:
+    """Scripted agents need no warming; a local one is warmed on creation and again after a restart."""
+
+    def settled(p: dict[str, object]) -> bool:
+        return p["state"] != "loading"
+
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.wait_for("kernel.up")
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(ECHO)})
+            await host.call("agent.create", {"name": "pip", "settings": {"model": {"provider": "local"}}})
+            first = await host.wait_for("model.status", settled, timeout=120)
+            host.kernels[0].kill()
+            await host.wait_for("kernel.up", lambda p: p["restarts"] == 1)
+            up = next(i for i, (m, p) in enumerate(host.events) if m == "kernel.up" and p["restarts"] == 1)
+            again = await host.wait_for("model.status", settled, timeout=120, after=up)
+            assert again["state"] == first["state"]
+            assert {p["provider"] for m, p in host.events if m == "model.status"} == {"local"}
+            if first["state"] == "failed":
+                assert "llama-cpp-python" in str(first["error"])
+
+    asyncio.run(main())
