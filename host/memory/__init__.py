@@ -1,6 +1,7 @@
 """An agent's memory: an audited, hash-chained ledger of facts and the views derived from it.
 
-`MemoryHub` opens one `MemoryStore` per agent; the store is the single writer of its ledger. The model's
+`MemoryHub` opens one `MemoryStore` per agent; the store is the single writer of its ledger (its writes in
+`writes.py`, planned by the pure `plan_notes`, its MEMORY.md kept in step by `view_sync.py`). The model's
 tools, the extraction plan, the MEMORY.md watcher and the prompt's memory section build on the store.
 """
 
@@ -25,15 +26,17 @@ from host.memory.fold import Conflict, Fact, Standing
 from host.memory.gate import check_sensitive
 from host.memory.hub import MemoryHub
 from host.memory.ledger import VerifyReport
+from host.memory.planner import NoteContext, NotePlan, plan_notes
 from host.memory.reads import VIEWS, Listing, SearchHit
 from host.memory.records import Evidence, Record
 from host.memory.section import MemorySection
 from host.memory.store import MemoryStore
-from host.memory.tools import MEMORY_TOOL_NAMES, memory_tool_definitions, run_memory_tool
+from host.memory.tools import MEMORY_TOOL_NAMES, MEMORY_TOOLS, MemoryTool, memory_tool_definitions, run_memory_tool
 from host.memory.values import MemoryEvent, NoteItem, WriteOutcome
 from host.memory.watcher import watch_memory_views
 
 __all__ = [
+    "MEMORY_TOOLS",
     "MEMORY_TOOL_NAMES",
     "VIEWS",
     "Conflict",
@@ -50,7 +53,10 @@ __all__ = [
     "MemoryStateError",
     "MemoryStore",
     "MemoryStoreError",
+    "MemoryTool",
+    "NoteContext",
     "NoteItem",
+    "NotePlan",
     "Record",
     "RecordNotFoundError",
     "SearchHit",
@@ -64,6 +70,7 @@ __all__ = [
     "extraction_prompt",
     "memory_tool_definitions",
     "parse_extraction",
+    "plan_notes",
     "run_memory_tool",
     "watch_memory_views",
     "worth_extracting",

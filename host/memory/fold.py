@@ -10,14 +10,15 @@ are a conflict, shown together and never decided by recency; facts without a key
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Protocol
 
-from host.memory.records import Record
+from host.memory.records import RECORD_FIELDS, Record
 from host.memory.trust import is_explicit
 
 __all__ = [
     "TIER_RANK",
+    "FACT_FIELDS",
     "Fact",
     "FactLookup",
     "Effect",
@@ -91,33 +92,23 @@ class Standing:
     conflicts: tuple[Conflict, ...]
 
 
+FACT_FIELDS = tuple(f.name for f in fields(Fact))
+"""Every field of a fact, in declaration order (the index's columns)."""
+_FROM_RECORD = tuple(name for name in FACT_FIELDS if name in RECORD_FIELDS)
+
+
 def fact_from_record(record: Record) -> Fact:
     """The new fact a fact record states, live, with the trust the record carries."""
-    trust = "confirmed" if record.op == "review" else (record.trust or "proposed")
-    mode = record.decision if record.op == "correct" else None
+    shared = {name: getattr(record, name) for name in _FROM_RECORD}
     return Fact(
-        id=record.id,
-        seq=record.seq,
-        op=record.op,
-        text=record.text,
-        sig=record.sig,
-        key=record.key,
-        tier=record.tier or "note",
-        source=record.source,
-        basis=record.basis,
-        trust=trust,
-        status="live",
-        scope=record.scope,
-        observed_at=record.observed_at,
-        valid_from=record.valid_from,
-        valid_until=record.valid_until,
-        replaces=record.replaces,
-        replace_mode=mode,
-        confidence=record.confidence,
-        evidence_seq=record.evidence_seq,
-        tool_call_id=record.tool_call_id,
-        conflicts_with=record.conflicts_with,
-        changed_seq=record.seq,
+        **{
+            **shared,
+            "trust": "confirmed" if record.op == "review" else (record.trust or "proposed"),
+            "tier": record.tier or "note",
+            "status": "live",
+            "replace_mode": record.decision if record.op == "correct" else None,
+            "changed_seq": record.seq,
+        }
     )
 
 

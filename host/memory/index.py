@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from host.memory.fold import TIER_RANK, Effect, Fact, valid_at
+from host.memory.fold import FACT_FIELDS, TIER_RANK, Effect, Fact, valid_at
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
 
@@ -31,31 +31,7 @@ CONTEXT_WEIGHT = 0.3
 NEIGHBOURS = 2
 """Log entries on each side whose words a log entry is also indexed with."""
 
-_FACT_COLUMNS = (
-    "seq",
-    "id",
-    "op",
-    "text",
-    "sig",
-    "key",
-    "tier",
-    "source",
-    "basis",
-    "trust",
-    "status",
-    "scope",
-    "observed_at",
-    "valid_from",
-    "valid_until",
-    "replaces",
-    "replace_mode",
-    "confidence",
-    "evidence_seq",
-    "tool_call_id",
-    "conflicts_with",
-    "changed_seq",
-    "changed_by",
-)
+_FACT_COLUMNS = FACT_FIELDS
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);

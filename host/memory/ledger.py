@@ -18,6 +18,7 @@ from pathlib import Path
 
 from host.memory.errors import MemoryLockedError
 from host.memory.records import GENESIS, Record, canonical_json, chain_hash, commitment, content_signature, seal
+from host.store.atomic import write_bytes_atomic
 
 __all__ = ["Ledger", "VerifyReport", "verify_records"]
 
@@ -42,14 +43,6 @@ def _encode(record: Record) -> bytes:
     return (canonical_json(record.to_json()) + "\n").encode("utf-8")
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class Ledger:
     """The open ledger of one agent's memory. Not thread-safe: the store serialises its writers."""
 
@@ -68,7 +61,7 @@ class Ledger:
             os.close(self._lock_fd)
             raise MemoryLockedError(f"the memory at {path.parent} is open in another process") from exc
         for stale in path.parent.glob(".ledger.jsonl.*.tmp"):
-            stale.unlink()  # an erase rewrite that never reached its rename
+            stale.unlink()  # an erase rewrite that never reached its rename (it may hold erased text)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         self.head_seq, self.head_hash = self._repair_and_find_head()
 
@@ -160,15 +153,12 @@ class Ledger:
             yield record
 
     def rewrite(self, transform: Callable[[Record], Record]) -> None:
-        """Replace the ledger by the same records passed through `transform` (erase only), atomically."""
-        tmp = self.path.with_name(f".ledger.jsonl.{os.getpid()}.tmp")
-        with open(tmp, "wb") as out:
-            for record in self.records():
-                out.write(_encode(transform(record)))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+        """Replace the ledger by the same records passed through `transform` (erase only), atomically.
+
+        The new file is private (0600) like the one it replaces.
+        """
+        data = b"".join(_encode(transform(record)) for record in self.records())
+        write_bytes_atomic(self.path, data, mode=0o600)
         os.close(self._fd)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
 

@@ -13,7 +13,7 @@ import json
 import re
 import secrets
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +26,8 @@ __all__ = [
     "DECISIONS",
     "CONTENT_FIELDS",
     "GENESIS",
+    "RECORD_FIELDS",
+    "RECORD_KEYS",
     "Evidence",
     "Record",
     "new_record_id",
@@ -127,31 +129,16 @@ class Record:
     def chained(self) -> dict[str, Any]:
         """The fields the hash covers: everything but the content, the salt and the hash itself."""
         evidence = {"seq": self.evidence_seq, "toolCallId": self.tool_call_id, "basis": self.basis}
-        out: dict[str, Any] = {
-            **self.extra,
-            "seq": self.seq,
-            "id": self.id,
-            "op": self.op,
-            "source": self.source,
-            "observedAt": self.observed_at,
-            "prev": self.prev,
-            "scope": self.scope,
-            "trust": self.trust,
-            "key": self.key,
-            "tier": self.tier,
-            "evidence": {k: v for k, v in evidence.items() if v is not None} or None,
-            "validFrom": self.valid_from,
-            "validUntil": self.valid_until,
-            "replaces": self.replaces,
-            "target": self.target,
-            "targets": list(self.targets) or None,
-            "scrubbed": list(self.scrubbed) or None,
-            "decision": self.decision,
-            "conflictsWith": list(self.conflicts_with) or None,
-            "confidence": self.confidence,
-            "reassert": self.reassert or None,
-            "commit": dict(self.commit) or None,
-        }
+        out: dict[str, Any] = {**self.extra, "evidence": {k: v for k, v in evidence.items() if v is not None} or None}
+        for name in _CHAINED:
+            value = getattr(self, name)
+            if name == "commit":
+                value = dict(value) or None
+            elif isinstance(value, tuple):
+                value = list(value) or None
+            elif value is False:
+                value = None
+            out[_camel(name)] = value
         return {k: v for k, v in out.items() if v is not None}
 
     @classmethod
@@ -161,74 +148,59 @@ class Record:
         Raises:
             ValueError: a required field is missing or has the wrong type.
         """
-        known = {
-            "seq",
-            "id",
-            "op",
-            "source",
-            "observedAt",
-            "prev",
-            "hash",
-            "trust",
-            "key",
-            "tier",
-            "scope",
-            "evidence",
-            "validFrom",
-            "validUntil",
-            "replaces",
-            "target",
-            "targets",
-            "scrubbed",
-            "decision",
-            "conflictsWith",
-            "confidence",
-            "reassert",
-            "commit",
-            "text",
-            "reason",
-            "sig",
-            "salt",
-        }
         try:
             evidence = obj.get("evidence") or {}
             seq, rid, op = obj["seq"], obj["id"], obj["op"]
             if not isinstance(seq, int) or not isinstance(rid, str) or op not in OPS:
                 raise ValueError("bad seq, id or op")
+            values: dict[str, Any] = {name: str(obj[_camel(name)]) for name in _REQUIRED_TEXT}
+            for name, default in _OPTIONAL.items():
+                value = obj.get(_camel(name))
+                if name == "commit":
+                    value = tuple(sorted((value or {}).items()))
+                elif isinstance(default, tuple):
+                    value = tuple(value or ())
+                elif isinstance(default, bool):
+                    value = bool(value)
+                elif value is None:
+                    value = default
+                values[name] = value
             return cls(
                 seq=seq,
                 id=rid,
                 op=op,
-                source=str(obj["source"]),
-                observed_at=str(obj["observedAt"]),
-                prev=str(obj["prev"]),
-                hash=str(obj["hash"]),
-                trust=obj.get("trust"),
-                key=obj.get("key"),
-                tier=obj.get("tier"),
-                scope=obj.get("scope", "private"),
                 evidence_seq=evidence.get("seq"),
                 tool_call_id=evidence.get("toolCallId"),
                 basis=evidence.get("basis"),
-                valid_from=obj.get("validFrom"),
-                valid_until=obj.get("validUntil"),
-                replaces=obj.get("replaces"),
-                target=obj.get("target"),
-                targets=tuple(obj.get("targets") or ()),
-                scrubbed=tuple(obj.get("scrubbed") or ()),
-                decision=obj.get("decision"),
-                conflicts_with=tuple(obj.get("conflictsWith") or ()),
-                confidence=obj.get("confidence"),
-                reassert=bool(obj.get("reassert", False)),
-                commit=tuple(sorted((obj.get("commit") or {}).items())),
-                text=obj.get("text"),
-                reason=obj.get("reason"),
-                sig=obj.get("sig"),
-                salt=obj.get("salt"),
-                extra={k: v for k, v in obj.items() if k not in known},
+                extra={k: v for k, v in obj.items() if k not in RECORD_KEYS},
+                **values,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed record: {exc}") from exc
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+# Field lists derived from the dataclass, so a new field is stored, parsed and hashed without a second copy.
+_EVIDENCE_FIELDS = ("evidence_seq", "tool_call_id", "basis")
+_CHAINED = tuple(
+    f.name for f in fields(Record) if f.name not in {"hash", "salt", "extra", *CONTENT_FIELDS, *_EVIDENCE_FIELDS}
+)
+_REQUIRED_TEXT = ("source", "observed_at", "prev", "hash")
+_OPTIONAL = {
+    f.name: f.default
+    for f in fields(Record)
+    if f.name not in {"seq", "id", "op", "extra", *_REQUIRED_TEXT, *_EVIDENCE_FIELDS}
+}
+RECORD_FIELDS = tuple(f.name for f in fields(Record))
+"""Every field of a record, in declaration order."""
+RECORD_KEYS = frozenset(
+    {_camel(f.name) for f in fields(Record) if f.name not in {"extra", *_EVIDENCE_FIELDS}} | {"evidence"}
+)
+"""The keys of a ledger line that map to record fields; any other key is kept in `extra`."""
 
 
 def new_record_id() -> str:

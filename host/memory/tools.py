@@ -7,6 +7,8 @@ are not offered here. With memory off the host offers none of these tools.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from host.memory.errors import MemoryStoreError
@@ -17,94 +19,91 @@ from host.memory.store import MemoryStore
 from host.memory.values import WriteOutcome
 from protocol.errors import NOT_FOUND
 
-__all__ = ["MEMORY_TOOL_NAMES", "memory_tool_definitions", "run_memory_tool"]
+__all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "MemoryTool", "memory_tool_definitions", "run_memory_tool"]
 
-MEMORY_TOOL_NAMES = ("memory_note", "memory_recall", "memory_correct", "memory_forget")
+Handler = Callable[[MemoryStore, dict[str, Any], Evidence], Awaitable[str]]
+"""`run(store, arguments, evidence)`: the reply for the model; raises ValueError or a MemoryStoreError."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTool:
+    """One memory tool: its name, what the model is told, the JSON Schema of its arguments, its handler."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+    run: Handler
+
 
 _ID = {"type": "string", "pattern": "^m-[0-9a-f]{12}$", "description": "A record id such as m-1a2b3c4d5e6f."}
 _DATE = {"type": "string", "description": "ISO 8601 date or date-time, e.g. 2024-03-01."}
 
 
-def memory_tool_definitions() -> list[tuple[str, str, dict[str, Any]]]:
-    """The memory tools as (name, description, JSON Schema of the arguments), for the kernel's tool list."""
-    note = {
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "One fact, as a full sentence about the user or the work."},
-            "key": {
-                "type": "string",
-                "description": "Optional stable slot for a fact with one current value, "
-                "e.g. user.home_city or user.employer.",
-            },
-            "tier": {
-                "type": "string",
-                "enum": list(TIERS),
-                "description": "profile: lasting facts about the "
-                "user; note: everything else (default); log: a dated event.",
-            },
-            "validFrom": {**_DATE, "description": "When it became true, if known."},
-            "validUntil": {**_DATE, "description": "When it stops or stopped being true, if known."},
-            "basis": {
-                "type": "string",
-                "enum": ["user", "tool", "file", "peer"],
-                "description": "Where the fact comes from: the user's words (default), a tool result, a file "
-                "you read, or another agent. Only the user's words are kept as confirmed.",
-            },
-            "reassert": {
-                "type": "boolean",
-                "description": "True only when the user has just explicitly asked you "
-                "to remember again a fact that was forgotten.",
-            },
+_NOTE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "One fact, as a full sentence about the user or the work."},
+        "key": {
+            "type": "string",
+            "description": "Optional stable slot for a fact with one current value, "
+            "e.g. user.home_city or user.employer.",
         },
-        "required": ["text"],
-        "additionalProperties": False,
-    }
-    recall = {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "A few words about what to find."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "At most this many (default 8)."},
-            "includeRetracted": {"type": "boolean", "description": "Also show forgotten and replaced records."},
+        "tier": {
+            "type": "string",
+            "enum": list(TIERS),
+            "description": "profile: lasting facts about the "
+            "user; note: everything else (default); log: a dated event.",
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
-    correct = {
-        "type": "object",
-        "properties": {
-            "id": _ID,
-            "text": {"type": "string", "description": "The corrected fact, as a full sentence."},
-            "validFrom": {
-                **_DATE,
-                "description": "Give it when the world changed (the old fact held until then); "
-                "leave it out when the old record was simply wrong.",
-            },
+        "validFrom": {**_DATE, "description": "When it became true, if known."},
+        "validUntil": {**_DATE, "description": "When it stops or stopped being true, if known."},
+        "basis": {
+            "type": "string",
+            "enum": ["user", "tool", "file", "peer"],
+            "description": "Where the fact comes from: the user's words (default), a tool result, a file "
+            "you read, or another agent. Only the user's words are kept as confirmed.",
         },
-        "required": ["id", "text"],
-        "additionalProperties": False,
-    }
-    forget = {
-        "type": "object",
-        "properties": {"id": _ID, "reason": {"type": "string", "description": "Why, in a few words."}},
-        "required": ["id", "reason"],
-        "additionalProperties": False,
-    }
-    return [
-        (
-            "memory_note",
-            "Remember one fact for future conversations. Use it when the user tells you something "
-            "worth keeping about themselves, their preferences or their work.",
-            note,
-        ),
-        ("memory_recall", "Search your long-term memory for facts that match a few words.", recall),
-        ("memory_correct", "Replace a remembered fact (by its id) that was wrong or has changed.", correct),
-        (
-            "memory_forget",
-            "Forget a remembered fact (by its id), e.g. when the user asks you to. It will not "
-            "come back unless the user states it again.",
-            forget,
-        ),
-    ]
+        "reassert": {
+            "type": "boolean",
+            "description": "True only when the user has just explicitly asked you "
+            "to remember again a fact that was forgotten.",
+        },
+    },
+    "required": ["text"],
+    "additionalProperties": False,
+}
+
+_RECALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "A few words about what to find."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "At most this many (default 8)."},
+        "includeRetracted": {"type": "boolean", "description": "Also show forgotten and replaced records."},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+_CORRECT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": _ID,
+        "text": {"type": "string", "description": "The corrected fact, as a full sentence."},
+        "validFrom": {
+            **_DATE,
+            "description": "Give it when the world changed (the old fact held until then); "
+            "leave it out when the old record was simply wrong.",
+        },
+    },
+    "required": ["id", "text"],
+    "additionalProperties": False,
+}
+
+_FORGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"id": _ID, "reason": {"type": "string", "description": "Why, in a few words."}},
+    "required": ["id", "reason"],
+    "additionalProperties": False,
+}
 
 
 def _text(arguments: dict[str, Any], name: str, *, required: bool = True) -> str | None:
@@ -175,6 +174,81 @@ def _recall_reply(hits: list[Fact], query: str) -> str:
     return "\n".join(lines)
 
 
+async def _note(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+    outcome = await store.note(
+        _text(arguments, "text") or "",
+        evidence=_basis(arguments, evidence),
+        key=_text(arguments, "key", required=False),
+        tier=_text(arguments, "tier", required=False) or "note",
+        valid_from=_text(arguments, "validFrom", required=False),
+        valid_until=_text(arguments, "validUntil", required=False),
+        reassert=arguments.get("reassert") is True,
+    )
+    return _describe(outcome)
+
+
+async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+    query = _text(arguments, "query") or ""
+    limit = arguments.get("limit", 8)
+    if not isinstance(limit, int) or not 1 <= limit <= 50:
+        raise ValueError("`limit` must be an integer from 1 to 50")
+    hits = store.search(query, limit=limit, include_retracted=arguments.get("includeRetracted") is True)
+    return _recall_reply([hit.fact for hit in hits], query)
+
+
+async def _correct(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+    outcome = await store.correct(
+        _text(arguments, "id") or "",
+        _text(arguments, "text") or "",
+        evidence=evidence,
+        valid_from=_text(arguments, "validFrom", required=False),
+    )
+    return _describe(outcome)
+
+
+async def _forget(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+    reason = _text(arguments, "reason", required=False)
+    return _describe(await store.retract(_text(arguments, "id") or "", evidence=evidence, reason=reason))
+
+
+MEMORY_TOOLS = {
+    tool.name: tool
+    for tool in (
+        MemoryTool(
+            "memory_note",
+            "Remember one fact for future conversations. Use it when the user tells you something "
+            "worth keeping about themselves, their preferences or their work.",
+            _NOTE_SCHEMA,
+            _note,
+        ),
+        MemoryTool(
+            "memory_recall", "Search your long-term memory for facts that match a few words.", _RECALL_SCHEMA, _recall
+        ),
+        MemoryTool(
+            "memory_correct",
+            "Replace a remembered fact (by its id) that was wrong or has changed.",
+            _CORRECT_SCHEMA,
+            _correct,
+        ),
+        MemoryTool(
+            "memory_forget",
+            "Forget a remembered fact (by its id), e.g. when the user asks you to. It will not "
+            "come back unless the user states it again.",
+            _FORGET_SCHEMA,
+            _forget,
+        ),
+    )
+}
+"""The memory tools by name, in the order they are offered."""
+
+MEMORY_TOOL_NAMES = tuple(MEMORY_TOOLS)
+
+
+def memory_tool_definitions() -> list[tuple[str, str, dict[str, Any]]]:
+    """The memory tools as (name, description, JSON Schema of the arguments), for the kernel's tool list."""
+    return [(tool.name, tool.description, tool.schema) for tool in MEMORY_TOOLS.values()]
+
+
 async def run_memory_tool(
     store: MemoryStore, name: str, arguments: dict[str, Any], evidence: Evidence
 ) -> tuple[str, bool]:
@@ -190,41 +264,13 @@ async def run_memory_tool(
     Returns:
         (content for the model, whether it is an error).
     """
+    tool = MEMORY_TOOLS.get(name)
+    if tool is None:
+        return f"Unknown memory tool {name!r}.", True
     try:
-        if name == "memory_note":
-            outcome = await store.note(
-                _text(arguments, "text") or "",
-                evidence=_basis(arguments, evidence),
-                key=_text(arguments, "key", required=False),
-                tier=_text(arguments, "tier", required=False) or "note",
-                valid_from=_text(arguments, "validFrom", required=False),
-                valid_until=_text(arguments, "validUntil", required=False),
-                reassert=arguments.get("reassert") is True,
-            )
-            return _describe(outcome), False
-        if name == "memory_recall":
-            query = _text(arguments, "query") or ""
-            limit = arguments.get("limit", 8)
-            if not isinstance(limit, int) or not 1 <= limit <= 50:
-                raise ValueError("`limit` must be an integer from 1 to 50")
-            hits = store.search(query, limit=limit, include_retracted=arguments.get("includeRetracted") is True)
-            return _recall_reply([hit.fact for hit in hits], query), False
-        if name == "memory_correct":
-            outcome = await store.correct(
-                _text(arguments, "id") or "",
-                _text(arguments, "text") or "",
-                evidence=evidence,
-                valid_from=_text(arguments, "validFrom", required=False),
-            )
-            return _describe(outcome), False
-        if name == "memory_forget":
-            outcome = await store.retract(
-                _text(arguments, "id") or "", evidence=evidence, reason=_text(arguments, "reason", required=False)
-            )
-            return _describe(outcome), False
+        return await tool.run(store, arguments, evidence), False
     except ValueError as exc:
         return f"Invalid arguments: {exc}.", True
     except MemoryStoreError as exc:
         hint = " Use memory_recall to find record ids." if exc.code == NOT_FOUND else ""
         return exc.message + hint, True
-    return f"Unknown memory tool {name!r}.", True

@@ -8,10 +8,11 @@ Ledger walks (history, verify) run in a worker thread so a long ledger does not 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from host.memory.fold import Fact
+from host.memory.fold import FACT_FIELDS, Fact
 from host.memory.hub import MemoryHub
-from host.memory.records import Evidence, Record
+from host.memory.records import RECORD_FIELDS, Evidence, Record
 from host.memory.values import MemoryEvent, WriteOutcome
 from protocol.dispatch import MethodTable
 from protocol.models.memory import (
@@ -54,6 +55,9 @@ __all__ = [
 ]
 
 _HUMAN = Evidence("human")
+# Fields the memory dataclasses share with the wire model by name; `commit`, `salt`, `sig`, `hash`, `prev`
+# and the evidence parts stay off the wire (the evidence goes as one object).
+_WIRE_FIELDS = frozenset(MemoryRecordModel.model_fields) - {"evidence", "decision", "erased"}
 
 
 def _evidence(seq: int | None, tool_call_id: str | None, basis: str | None) -> MemoryEvidenceModel | None:
@@ -62,63 +66,26 @@ def _evidence(seq: int | None, tool_call_id: str | None, basis: str | None) -> M
     return MemoryEvidenceModel(seq=seq, tool_call_id=tool_call_id, basis=basis)
 
 
+def _wire_fields(value: Fact | Record, names: tuple[str, ...]) -> dict[str, Any]:
+    """The dataclass fields the wire model also has, tuples as lists; the evidence parts are joined."""
+    out = {name: getattr(value, name) for name in names if name in _WIRE_FIELDS}
+    out = {name: list(v) if isinstance(v, tuple) else v for name, v in out.items()}
+    out["evidence"] = _evidence(value.evidence_seq, value.tool_call_id, value.basis)
+    return out
+
+
 def fact_to_model(fact: Fact) -> MemoryRecordModel:
     """A fact as it stands, for the wire."""
-    return MemoryRecordModel.model_validate(
-        {
-            "id": fact.id,
-            "seq": fact.seq,
-            "op": fact.op,
-            "source": fact.source,
-            "observed_at": fact.observed_at,
-            "trust": fact.trust,
-            "status": fact.status,
-            "key": fact.key,
-            "tier": fact.tier,
-            "scope": fact.scope,
-            "text": fact.text,
-            "evidence": _evidence(fact.evidence_seq, fact.tool_call_id, fact.basis),
-            "valid_from": fact.valid_from,
-            "valid_until": fact.valid_until,
-            "replaces": fact.replaces,
-            "decision": fact.replace_mode,
-            "conflicts_with": list(fact.conflicts_with),
-            "confidence": fact.confidence,
-            "changed_by": fact.changed_by,
-            "erased": fact.status == "erased" or fact.text is None,
-        }
-    )
+    fields = _wire_fields(fact, FACT_FIELDS)
+    fields |= {"decision": fact.replace_mode, "erased": fact.status == "erased" or fact.text is None}
+    return MemoryRecordModel.model_validate(fields)
 
 
 def record_to_model(record: Record) -> MemoryRecordModel:
     """A ledger record (an event of any op), for the wire. Erased content is simply absent."""
-    return MemoryRecordModel.model_validate(
-        {
-            "id": record.id,
-            "seq": record.seq,
-            "op": record.op,
-            "source": record.source,
-            "observed_at": record.observed_at,
-            "trust": record.trust,
-            "key": record.key,
-            "tier": record.tier,
-            "scope": record.scope,
-            "text": record.text,
-            "reason": record.reason,
-            "evidence": _evidence(record.evidence_seq, record.tool_call_id, record.basis),
-            "valid_from": record.valid_from,
-            "valid_until": record.valid_until,
-            "replaces": record.replaces,
-            "target": record.target,
-            "targets": list(record.targets),
-            "scrubbed": list(record.scrubbed),
-            "decision": record.decision,
-            "conflicts_with": list(record.conflicts_with),
-            "confidence": record.confidence,
-            "reassert": record.reassert,
-            "erased": bool(record.commit) and not record.content(),
-        }
-    )
+    fields = _wire_fields(record, RECORD_FIELDS)
+    fields |= {"decision": record.decision, "erased": bool(record.commit) and not record.content()}
+    return MemoryRecordModel.model_validate(fields)
 
 
 def _write_result(cls: type[MemoryWriteResult], outcome: WriteOutcome) -> MemoryWriteResult:

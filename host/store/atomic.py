@@ -1,7 +1,8 @@
-"""Atomic JSON files: a reader sees the old file or the new one, never a mix, even after a crash.
+"""Atomic files: a reader sees the old file or the new one, never a mix, even after a crash.
 
-Write to a temporary file in the same directory, fsync it, rename it over the target, then fsync the
-directory so the rename itself survives a power cut.
+Write to a temporary file in the same directory with its final mode, fsync it, rename (or, to create
+without replacing, link) it onto the target, then fsync the directory so the rename itself survives a
+power cut. The one copy of this for the host: settings, secrets, prompt cache, MEMORY.md, the ledger rewrite.
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from host.errors import CorruptFileError
 
-__all__ = ["write_json_atomic", "write_bytes_atomic", "read_json", "fsync_dir"]
+__all__ = ["write_json_atomic", "write_bytes_atomic", "create_bytes_atomic", "read_json", "fsync_dir"]
 
 
 def fsync_dir(directory: Path) -> None:
+    """Make a rename or link inside `directory` durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -25,8 +29,9 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace `path` with `data` atomically, with permission bits `mode` from the start."""
+@contextmanager
+def _staged(path: Path, data: bytes, mode: int) -> Iterator[str]:
+    """A fsynced temporary file beside `path` holding `data` with `mode`; removed afterwards if still there."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
@@ -34,11 +39,31 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
             tmp.write(data)
             tmp.flush()
             os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
+        yield tmp_name
+    finally:
         Path(tmp_name).unlink(missing_ok=True)
-        raise
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace `path` with `data` atomically, with permission bits `mode` from the start."""
+    with _staged(path, data, mode) as tmp_name:
+        os.replace(tmp_name, path)
     fsync_dir(path.parent)
+
+
+def create_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
+    """Create `path` holding `data` (mode `mode` from the start) unless it exists; never replaces a file.
+
+    Returns:
+        True when this call created it, False when a file was already there (it is left as it is).
+    """
+    with _staged(path, data, mode) as tmp_name:
+        try:
+            os.link(tmp_name, path)
+        except FileExistsError:
+            return False
+    fsync_dir(path.parent)
+    return True
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

@@ -13,14 +13,13 @@ import logging
 import os
 import re
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from host.errors import CorruptFileError, HostError, InvalidRequestError, NotFoundError
-from host.store.atomic import fsync_dir, write_bytes_atomic
+from host.store.atomic import create_bytes_atomic, write_bytes_atomic
 from protocol.errors import PROVIDER_ERROR
 from protocol.ids import SECRET_NAME_PATTERN
 from protocol.models.secrets import KEYED_PROVIDERS, MAX_SECRET_CHARS, provider_needs_key
@@ -163,20 +162,8 @@ class SecretStore:
         """Write a new key file, mode 0600 from its first byte; a concurrent creator's key wins."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         key = Fernet.generate_key()
-        fd, tmp_name = tempfile.mkstemp(prefix=".secrets.key.", suffix=".tmp", dir=self.data_dir)
-        try:
-            os.fchmod(fd, _OWNER_ONLY)
-            with os.fdopen(fd, "wb") as tmp:
-                tmp.write(key)
-                tmp.flush()
-                os.fsync(tmp.fileno())
-            try:
-                os.link(tmp_name, self.key_path)
-            except FileExistsError:
-                return self.key_path.read_bytes()
-        finally:
-            Path(tmp_name).unlink(missing_ok=True)
-        fsync_dir(self.data_dir)
+        if not create_bytes_atomic(self.key_path, key, mode=_OWNER_ONLY):
+            return self.key_path.read_bytes()
         return key
 
     def _ensure_private(self, path: Path) -> None:

@@ -140,7 +140,7 @@ def test_a_deleted_view_is_written_again_without_forgetting_anything(store: Memo
 def test_a_large_memory_shows_the_newest_entries_of_each_tier_and_counts_the_rest(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("host.memory.store.VIEW_LINES", 3)
+    monkeypatch.setattr("host.memory.view_sync.VIEW_LINES", 3)
 
     async def main() -> None:
         await store.note_many([NoteItem(f"User read book {n}", tier="log") for n in range(8)], evidence=USER)

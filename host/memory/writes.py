@@ -1,0 +1,283 @@
+"""The synchronous core of every memory write: plan against the projection, append, fold, notify.
+
+Each `_*_locked` method is called with the store's lock held and does its I/O without awaiting, so a
+reader never sees half a write. `_commit` is the point of no return: once the ledger append has returned,
+the records are acknowledged; the index and the view follow, and a failed index update rebuilds the index
+from the ledger rather than failing the write. Change notices are queued for the store to send.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from host.memory.checkpoint import finish_erasures, rebuild, set_checkpoint
+from host.memory.errors import (
+    InvalidMemoryRequestError,
+    MemoryStateError,
+    RecordNotFoundError,
+    SensitiveContentError,
+)
+from host.memory.fold import Fact, fold
+from host.memory.gate import ensure_not_sensitive
+from host.memory.planner import NoteContext, plan_notes
+from host.memory.reads import MemoryReads
+from host.memory.records import Evidence, Record, content_signature, new_record_id
+from host.memory.trust import decide_trust, is_suppressible
+from host.memory.values import MemoryEvent, NoteItem, WriteOutcome, check_item, check_key, clean_text
+from host.memory.view import ViewEdit
+from host.prompt.cache import bump_epoch
+
+__all__ = ["MemoryWrites", "MERGE_EVERY"]
+
+logger = logging.getLogger(__name__)
+
+MERGE_EVERY = 1000
+"""The search index's segments are merged after this many records (and after any batch as large)."""
+
+
+class MemoryWrites(MemoryReads):
+    """The write operations of one agent's memory, for `MemoryStore` to call under its lock."""
+
+    agent_dir: Path
+    agent_id: str
+    scope: str
+    _events: list[MemoryEvent]
+
+    def _refresh_view(self) -> None:
+        """Bring the people's view up to date after a commit (the store renders MEMORY.md)."""
+
+    def _rebuild(self) -> None:
+        if rebuild(self._ledger, self._index):
+            self._finish_erasures()
+
+    def _finish_erasures(self) -> None:
+        finish_erasures(self._ledger, self._index)
+        bump_epoch(self.agent_dir, "erase")
+
+    def _draft(self, op: str, evidence: Evidence, **fields: Any) -> Record:
+        rid = new_record_id()
+        while self._index.fact(rid) is not None:
+            rid = new_record_id()
+        return Record(
+            seq=0,
+            id=rid,
+            op=op,
+            source=evidence.source,
+            observed_at=self._now(),
+            scope=self.scope,
+            evidence_seq=evidence.seq,
+            tool_call_id=evidence.tool_call_id,
+            basis=evidence.basis,
+            **fields,
+        )
+
+    def _commit(self, drafts: Sequence[Record]) -> list[Record]:
+        """Append, fold, refresh the view; queue notices. The ledger append is the point of no return."""
+        if not drafts:
+            return []
+        records = self._ledger.append(drafts)
+        epoch_mark = bumped_from = self.epoch_mark
+        proposed: list[Fact] = []
+        try:
+            with self._index.transaction():
+                for record in records:
+                    effect = fold(record, self._index)
+                    self._index.apply(record, effect)
+                    epoch_mark = record.seq if effect.bumps_epoch else epoch_mark
+                    proposed += [f for f in effect.facts if f.seq == record.seq and f.trust == "proposed"]
+                set_checkpoint(self._ledger, self._index, epoch_mark)
+        except sqlite3.Error:
+            logger.exception("memory %s: the index update failed; rebuilding it from the ledger", self.agent_id)
+            self._rebuild()
+        if len(records) >= MERGE_EVERY or records[0].seq // MERGE_EVERY != records[-1].seq // MERGE_EVERY:
+            self._index.merge_search_index()
+        self._refresh_view()
+        bumped = epoch_mark != bumped_from
+        self._events.append(MemoryEvent("changed", self.agent_id, records[0].op, tuple(r.id for r in records), bumped))
+        if proposed:
+            ids = tuple(f.id for f in proposed)
+            self._events.append(MemoryEvent("proposed", self.agent_id, records[0].op, ids, False, tuple(proposed)))
+        return records
+
+    def _existing_fact(self, record_id: str) -> Fact:
+        fact = self._index.fact(record_id)
+        if fact is None or fact.status == "erased":
+            raise RecordNotFoundError(f"no memory record {record_id}")
+        return fact
+
+    def _retired(self, sig: str) -> tuple[Fact, ...]:
+        return tuple(f for f in self._index.with_sig(sig) if f.status != "live" or f.trust == "rejected")
+
+    def _note_context(self, item: NoteItem, now: str) -> NoteContext:
+        sig = content_signature(item.text)
+        tombstone = self._index.tombstone(sig)
+        rivals = tuple(self._index.standing_for_key(item.key, now)) if item.key else ()
+        return NoteContext(
+            sig, tuple(self._index.live_with_sig(sig)), tombstone, self._retired(sig) if tombstone else (), rivals
+        )
+
+    def _note_locked(self, items: Sequence[NoteItem], evidence: Evidence, reassert: bool) -> list[WriteOutcome]:
+        trust = decide_trust(evidence.source, evidence.basis)
+        now = self._now()
+        contexts = [self._note_context(item, now) for item in items]
+        plans = plan_notes(items, contexts, trust=trust, suppressible=is_suppressible(evidence.source, reassert))
+        drafts: dict[int, Record] = {}
+        for position, plan in enumerate(plans):
+            if plan.kind == "suppressed":
+                drafts[position] = self._draft("suppress", evidence, target=plan.tombstone, sig=plan.sig)
+            elif plan.writes:
+                item = plan.item
+                drafts[position] = self._draft(
+                    "assert",
+                    evidence,
+                    trust=trust,
+                    key=item.key,
+                    tier=item.tier,
+                    text=item.text,
+                    sig=plan.sig,
+                    valid_from=item.valid_from,
+                    valid_until=item.valid_until,
+                    confidence=item.confidence,
+                    conflicts_with=tuple(f.id for f in plan.related),
+                    reassert=reassert and evidence.source == "agent",
+                )
+        written = {r.id: r for r in self._commit(list(drafts.values()))}
+        outcomes = []
+        for position, plan in enumerate(plans):
+            records = (written[drafts[position].id],) if position in drafts else ()
+            if plan.kind == "suppressed":
+                fact = None
+            elif plan.same_as is not None:
+                fact = self._index.fact(drafts[plan.same_as].id)
+            elif position in drafts:
+                fact = self._index.fact(drafts[position].id)
+            else:
+                fact = plan.fact
+            outcomes.append(WriteOutcome(plan.kind, records, fact, plan.related, plan.tombstone))
+        return outcomes
+
+    def _correct_locked(
+        self, record_id: str, text: str, evidence: Evidence, since: str | None, key: str | None, *, keep_key: bool
+    ) -> WriteOutcome:
+        target = self._existing_fact(record_id)
+        if target.status == "superseded":
+            raise MemoryStateError(f"record {record_id} was replaced by {target.changed_by}; correct that one")
+        if target.status != "live" or target.trust == "rejected":
+            raise MemoryStateError(f"record {record_id} was forgotten or rejected; note the fact again instead")
+        new_key = target.key if keep_key else key
+        check_key(new_key)
+        sig = content_signature(text)
+        if sig == target.sig and new_key == target.key and since is None:
+            return WriteOutcome("unchanged", fact=target)
+        if since is not None and target.valid_from is not None and since <= target.valid_from:
+            raise InvalidMemoryRequestError("validFrom must be later than the old record's validFrom")
+        tombstone = self._index.tombstone(sig) if is_suppressible(evidence.source, False) else None
+        if tombstone is not None:
+            draft = self._draft("suppress", evidence, target=tombstone, sig=sig)
+            return WriteOutcome("suppressed", tuple(self._commit([draft])), None, self._retired(sig), tombstone)
+        trust = decide_trust(evidence.source, evidence.basis)
+        draft = self._draft(
+            "correct",
+            evidence,
+            trust=trust,
+            key=new_key,
+            tier=target.tier,
+            text=text,
+            sig=sig,
+            replaces=target.id,
+            decision="end" if since else "supersede",
+            valid_from=since or target.valid_from,
+            valid_until=None if since else target.valid_until,
+        )
+        records = tuple(self._commit([draft]))
+        kind = "corrected" if trust == "confirmed" else "proposed"
+        return WriteOutcome(kind, records, self._index.fact(draft.id), (self._existing_fact(target.id),))
+
+    def _retract_locked(self, record_id: str, evidence: Evidence, reason: str | None) -> WriteOutcome:
+        target = self._existing_fact(record_id)
+        if target.status == "retracted":
+            return WriteOutcome("unchanged", fact=target)
+        copies = [f for f in self._index.live_with_sig(target.sig or "") if f.id != target.id] if target.sig else []
+        drafts = [self._draft("retract", evidence, target=f.id, sig=f.sig, reason=reason) for f in (target, *copies)]
+        records = tuple(self._commit(drafts))
+        return WriteOutcome("retracted", records, self._index.fact(target.id), tuple(copies))
+
+    def _review_locked(
+        self, record_id: str, decision: str, text: str | None, key: str | None, reason: str | None
+    ) -> WriteOutcome:
+        target = self._existing_fact(record_id)
+        if target.trust != "proposed" or target.status != "live":
+            raise MemoryStateError(f"record {record_id} is not waiting for review")
+        check_key(key)
+        human = Evidence("human")
+        if decision == "edit" and text is not None:
+            draft = self._draft(
+                "review",
+                human,
+                decision="edit",
+                target=target.id,
+                trust="confirmed",
+                text=text,
+                sig=content_signature(text),
+                key=key or target.key,
+                tier=target.tier,
+                valid_from=target.valid_from,
+                valid_until=target.valid_until,
+                replaces=target.replaces,
+                reason=reason,
+            )
+            records = tuple(self._commit([draft]))
+            return WriteOutcome("edited", records, self._index.fact(draft.id), (self._existing_fact(target.id),))
+        sig = target.sig if decision == "reject" else None
+        draft = self._draft("review", human, decision=decision, target=target.id, sig=sig, reason=reason)
+        records = tuple(self._commit([draft]))
+        return WriteOutcome("confirmed" if decision == "confirm" else "rejected", records, self._index.fact(target.id))
+
+    def _erase_locked(self, target: Fact, reason: str | None, evidence: Evidence) -> WriteOutcome:
+        sig = target.sig
+        targets = {target.id} | ({f.id for f in self._index.with_sig(sig)} if sig else set())
+        scrubbed = {
+            r.id
+            for r in self._ledger.records()
+            if not r.is_fact and r.op != "erase" and (r.target in targets or (sig is not None and r.sig == sig))
+        }
+        draft = self._draft(
+            "erase", evidence, targets=tuple(sorted(targets)), scrubbed=tuple(sorted(scrubbed)), reason=reason
+        )
+        records = tuple(self._commit([draft]))
+        self._finish_erasures()
+        return WriteOutcome("erased", records, self._index.fact(target.id))
+
+    def _apply_view_edits(self, edits: Sequence[ViewEdit]) -> list[WriteOutcome]:
+        """A person's MEMORY.md edits as `human` acts; a line that cannot be imported is logged and dropped."""
+        human = Evidence("human")
+        outcomes: list[WriteOutcome] = []
+        for edit in edits:
+            try:
+                if edit.kind == "add":
+                    item = check_item(NoteItem(edit.text, key=edit.key, tier=edit.tier))
+                    outcomes += self._note_locked([item], human, False)
+                    continue
+                fact = self._index.fact(edit.record_id or "")
+                if fact is None or fact.status != "live":
+                    continue
+                proposed = fact.trust == "proposed"
+                if edit.kind == "change":
+                    text = clean_text(edit.text)
+                    ensure_not_sensitive(text, edit.key)
+                    if proposed:
+                        outcomes.append(self._review_locked(fact.id, "edit", text, edit.key, None))
+                    else:
+                        outcomes.append(self._correct_locked(fact.id, text, human, None, edit.key, keep_key=False))
+                elif proposed:
+                    outcomes.append(self._review_locked(fact.id, "reject", None, None, "deleted from MEMORY.md"))
+                else:
+                    outcomes.append(self._retract_locked(fact.id, human, "deleted from MEMORY.md"))
+            except (SensitiveContentError, InvalidMemoryRequestError, MemoryStateError) as exc:
+                # The line is dropped: the view is rewritten from the ledger right after.
+                logger.warning("memory %s: a MEMORY.md edit was not imported: %s", self.agent_id, exc.message)
+        return outcomes
