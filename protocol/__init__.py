@@ -1,5 +1,6 @@
 """protocol: Hearth's wire contract. Pydantic models, NDJSON framing, the JSON-RPC peer, error codes, schema."""
 
+from protocol.codec import FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
 from protocol.dispatch import Router
 from protocol.errors import (
     ConnectionClosedError,
@@ -9,7 +10,7 @@ from protocol.errors import (
     RequestTimeoutError,
     error_object_from_exception,
 )
-from protocol.framing import MAX_FRAME_BYTES, FrameTooLargeError, encode_frame, read_frame
+from protocol.framing import MAX_FRAME_BYTES, FrameTooLargeError, read_frame
 from protocol.models.host import PROTOCOL_VERSION
 from protocol.peer import JsonRpcPeer
 from protocol.schema import build_schema, schema_json
@@ -19,6 +20,8 @@ __all__ = [
     "MAX_FRAME_BYTES",
     "PROTOCOL_VERSION",
     "ConnectionClosedError",
+    "FrameDecodeError",
+    "FrameEncodeError",
     "FrameTooLargeError",
     "InternalError",
     "InvalidParamsError",
@@ -28,6 +31,7 @@ __all__ = [
     "Router",
     "Transport",
     "build_schema",
+    "decode_frame",
     "encode_frame",
     "error_object_from_exception",
     "memory_transport_pair",

@@ -1,16 +1,15 @@
 """NDJSON framing: one JSON value per line, UTF-8, no embedded newlines (the MCP and ACP stdio framing).
 
-Readers accept lines up to `MAX_FRAME_BYTES`. A longer line is skipped whole, up to its newline, and
+What a line may hold, and how a message becomes one, is `protocol.codec`. Readers accept lines up to
+`MAX_FRAME_BYTES`. A longer line is skipped whole, up to its newline, and
 reported as `FrameTooLargeError`, so the stream stays in step and the next frame reads normally.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from typing import Any
 
-__all__ = ["MAX_FRAME_BYTES", "READ_LIMIT", "FrameTooLargeError", "read_frame", "encode_frame"]
+__all__ = ["MAX_FRAME_BYTES", "READ_LIMIT", "FrameTooLargeError", "read_frame"]
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 """The longest line a reader must accept (64 MiB)."""
@@ -52,7 +51,3 @@ async def read_frame(reader: asyncio.StreamReader) -> bytes | None:
         raise FrameTooLargeError(f"frame longer than {MAX_FRAME_BYTES} bytes") from None
     return line.rstrip(b"\r\n")
 
-
-def encode_frame(message: Any) -> bytes:
-    """Serialise one JSON-RPC message as a single line (json.dumps escapes every newline inside strings)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"

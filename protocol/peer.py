@@ -2,29 +2,35 @@
 
 Both sides send requests, responses and notifications. Outgoing requests are correlated by id and time
 out; incoming requests each run in their own task (owned by the peer's task group) so a slow handler
-never blocks the reader, while incoming notifications run in arrival order. Every incoming request is
-answered, and a malformed line gets an error answer instead of ending the session.
+never blocks the reader, while incoming notifications run in arrival order. Every line is decoded as strict
+JSON (`protocol.codec`) and its envelope checked (`protocol.envelope`) before anything acts on it: every
+request is answered, a malformed line gets its error answer (with its id whenever the id can be read), and
+no line, whatever it holds, ends the session. Only strict JSON is ever written.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
+from protocol.codec import FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
 from protocol.dispatch import Router
+from protocol.envelope import Invalid, Notification, Request, Response, error_answer, read_message
 from protocol.errors import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
+    PARSE_ERROR,
     ConnectionClosedError,
+    InternalError,
     JsonRpcError,
     RequestTimeoutError,
 )
-from protocol.framing import FrameTooLargeError, encode_frame, read_frame
+from protocol.framing import FrameTooLargeError, read_frame
 from protocol.transport import Transport
 
 __all__ = ["JsonRpcPeer", "NotificationHandler"]
@@ -67,21 +73,39 @@ class JsonRpcPeer:
     def closed(self) -> bool:
         return self._closed
 
-    async def _send(self, message: Any) -> None:
+    async def _write(self, frame: bytes) -> None:
         if self._closed:
             raise ConnectionClosedError(f"{self._name}: connection closed")
         try:
-            await self._transport.write(encode_frame(message))
+            await self._transport.write(frame)
         except (ConnectionError, RuntimeError) as exc:
             self._closed = True
             raise ConnectionClosedError(f"{self._name}: connection closed") from exc
 
+    async def _send(self, message: Any) -> None:
+        """Write one outgoing request or notification.
+
+        Raises:
+            InternalError: the message cannot be written as strict JSON (nothing was written).
+            ConnectionClosedError: the connection is closed.
+        """
+        try:
+            frame = encode_frame(message)
+        except FrameEncodeError as exc:
+            raise InternalError(f"{self._name}: {exc}") from None
+        await self._write(frame)
+
     async def notify(self, method: str, params: BaseModel | dict[str, Any] | None = None) -> None:
-        """Send a notification; a closed connection drops it quietly (there is nobody to tell)."""
+        """Send a notification; a closed connection drops it quietly (there is nobody to tell).
+
+        A notification that cannot be written as strict JSON is dropped and logged, never half-written.
+        """
         try:
             await self._send({"jsonrpc": "2.0", "method": method, "params": _params_json(params)})
         except ConnectionClosedError:
             logger.debug("%s: dropped notification %s on a closed connection", self._name, method)
+        except InternalError:
+            logger.error("%s: dropped notification %s: it cannot be written as strict JSON", self._name, method)
 
     @overload
     async def request(
@@ -145,7 +169,7 @@ class JsonRpcPeer:
                     try:
                         line = await read_frame(self._transport.reader)
                     except FrameTooLargeError as exc:
-                        await self._answer_error(None, INVALID_REQUEST, str(exc))
+                        await self._answer(error_answer(None, INVALID_REQUEST, str(exc)))
                         continue
                     if line is None:
                         break
@@ -161,50 +185,107 @@ class JsonRpcPeer:
             if not future.done():
                 future.set_exception(ConnectionClosedError(f"{self._name}: connection closed"))
 
-    async def _answer_error(self, request_id: Any, code: int, message: str) -> None:
-        try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
-        except ConnectionClosedError:
-            pass
-
     async def _handle_line(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
-            # jsonrpcserver answers -32700 from the raw text.
-            self._spawn(self._dispatch(raw=line.decode("utf-8", errors="replace")))
+            await self._route_line(line)
+        except Exception:  # the reader's top level: no line, whatever it holds, ends the session
+            logger.exception("%s: a frame could not be handled", self._name)
+
+    async def _route_line(self, line: bytes) -> None:
+        try:
+            value = decode_frame(line)
+        except FrameDecodeError as exc:
+            await self._answer(error_answer(None, PARSE_ERROR, str(exc)))
             return
-        if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+        if isinstance(value, list):
+            if value:
+                self._spawn(self._batch(value))
+            else:
+                await self._answer(error_answer(None, INVALID_REQUEST, "Invalid request (an empty batch)"))
+            return
+        message = read_message(value)
+        if isinstance(message, Request):
+            self._spawn(self._call(message))
+        elif isinstance(message, Notification):
+            await self._router.dispatch(message.message)
+        elif isinstance(message, Response):
             self._resolve(message)
-        elif isinstance(message, dict) and "method" in message and "id" not in message:
-            await self._dispatch(message=message)
+        elif isinstance(message, Invalid):
+            await self._answer(message.answer())
         else:
-            self._spawn(self._dispatch(message=message))
+            logger.warning("%s: ignored %s", self._name, message.reason)
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         assert self._task_group is not None
         self._task_group.create_task(coro)
 
-    async def _dispatch(self, message: Any = None, raw: str | None = None) -> None:
-        if raw is not None:
-            response = await self._router.dispatch(raw=raw)
-        else:
-            response = await self._router.dispatch(message)
-        if response is not None:
-            try:
-                await self._send(response)
-            except ConnectionClosedError:
-                logger.debug("%s: answer dropped, connection closed", self._name)
+    async def _call(self, request: Request) -> None:
+        try:
+            answer = await self._router.dispatch(request.message)
+        except Exception:  # a task of the peer's group: an escape would end the session
+            logger.exception("%s: %s failed outside its handler", self._name, request.method)
+            answer = _internal_error(request.id)
+        if answer is not None:
+            await self._answer(answer)
 
-    def _resolve(self, message: dict[str, Any]) -> None:
-        future = self._pending.get(message.get("id"))
+    async def _batch(self, items: list[Any]) -> None:
+        """A batch: each member is checked alone; the answers (if any are due) go back as one array."""
+        answers: list[Any] = []
+        calls: list[dict[str, Any]] = []
+        for item in items:
+            message = read_message(item)
+            if isinstance(message, Request | Notification):
+                calls.append(message.message)
+            elif isinstance(message, Response):
+                self._resolve(message)
+            elif isinstance(message, Invalid):
+                answers.append(message.answer())
+            else:
+                logger.warning("%s: ignored %s in a batch", self._name, message.reason)
+        if calls:
+            try:
+                dispatched = await self._router.dispatch(calls)
+            except Exception:  # as in `_call`: answer every request of the batch instead of ending the session
+                logger.exception("%s: a batch failed outside its handlers", self._name)
+                dispatched = [_internal_error(call["id"]) for call in calls if "id" in call]
+            if isinstance(dispatched, list):
+                answers.extend(dispatched)
+        if answers:
+            await self._answer(answers)
+
+    async def _answer(self, answer: dict[str, Any] | list[Any]) -> None:
+        """Write an answer (or a batch of them); one that cannot be strict JSON becomes an internal error."""
+        try:
+            frame = encode_frame(answer)
+        except FrameEncodeError:
+            logger.error("%s: an answer is not strict JSON; sent an internal error instead", self._name)
+            fixed = [_encodable(item) for item in answer] if isinstance(answer, list) else _encodable(answer)
+            frame = encode_frame(fixed)
+        try:
+            await self._write(frame)
+        except ConnectionClosedError:
+            logger.debug("%s: answer dropped, connection closed", self._name)
+
+    def _resolve(self, response: Response) -> None:
+        future = self._pending.get(response.id)
         if future is None or future.done():
-            logger.warning("%s: answer to an unknown request id %r", self._name, message.get("id"))
+            logger.warning("%s: answer to an unknown request id %r", self._name, response.id)
             return
-        error = message.get("error")
-        if isinstance(error, dict):
-            future.set_exception(
-                JsonRpcError(str(error.get("message", "error")), code=int(error.get("code", 0)), data=error.get("data"))
-            )
+        if response.error is not None:
+            error = response.error
+            future.set_exception(JsonRpcError(error["message"], code=error["code"], data=error.get("data")))
         else:
-            future.set_result(message.get("result"))
+            future.set_result(response.result)
+
+
+def _internal_error(request_id: Any) -> dict[str, Any]:
+    return error_answer(request_id, INTERNAL_ERROR, "Internal error (details are in the server log)")
+
+
+def _encodable(answer: Any) -> Any:
+    """`answer` if it encodes; otherwise an internal error for its id (an id read from a strict frame encodes)."""
+    try:
+        encode_frame(answer)
+    except FrameEncodeError:
+        return _internal_error(answer.get("id") if isinstance(answer, dict) else None)
+    return answer

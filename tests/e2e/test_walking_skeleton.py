@@ -211,7 +211,7 @@ def test_malformed_input_gets_json_rpc_errors_and_the_host_keeps_serving(tmp_pat
     assert codes == [
         (1, None),
         (None, -32700),
-        (None, -32600),
+        (2, -32600),  # an invalid request whose id can be read is answered to that id (issue 10)
         (3, -32601),
         (4, -32602),
         (5, -32602),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from protocol.framing import READ_LIMIT, FrameTooLargeError, encode_frame, read_frame
+from protocol.codec import encode_frame
+from protocol.framing import READ_LIMIT, FrameTooLargeError, read_frame
 
 
 def _reader(data: bytes, limit: int = READ_LIMIT) -> asyncio.StreamReader:

@@ -21,9 +21,10 @@ from protocol.errors import (
     REQUEST_TIMEOUT,
     JsonRpcError,
 )
-from protocol.models.base import Params, WireModel
+from protocol.models.base import EmptyParams, Params, WireModel
 from protocol.peer import JsonRpcPeer
 from protocol.transport import memory_transport_pair
+from tests.support.raw_host import parse_strict
 
 
 class AddParams(Params):
@@ -168,13 +169,69 @@ def test_malformed_lines_get_error_answers_and_the_session_goes_on() -> None:
         ):
             await right.write(line)
         async with asyncio.timeout(5):
-            while len(answers) < 3:
+            while len(answers) < 4:
                 raw = await right.reader.readline()
                 message = json.loads(raw)
                 answers.extend(message if isinstance(message, list) else [message])
         codes = sorted((a.get("error") or {}).get("code", 0) for a in answers)
-        assert codes == sorted([PARSE_ERROR, INVALID_REQUEST, 0])
+        # Each member of a batch is answered on its own, as JSON-RPC 2.0 says.
+        assert codes == sorted([PARSE_ERROR, INVALID_REQUEST, INVALID_REQUEST, 0])
         assert any(a.get("result") == {"total": 5} and a["id"] == 9 for a in answers)
+        await right.close()
+        await serving
+
+    asyncio.run(main())
+
+
+class Text(WireModel):
+    text: str
+
+
+def test_every_frame_written_is_strict_json_even_when_a_handler_returns_what_json_cannot_carry() -> None:
+    """A result holding a lone surrogate becomes an internal error to the same id; nothing unstrict is written."""
+
+    async def main() -> None:
+        router = Router()
+
+        async def leaky(_: EmptyParams) -> Text:
+            return Text(text="a file name from disk: \udcff")
+
+        router.add("leaky", EmptyParams, leaky)
+        left, right = memory_transport_pair()
+        server = JsonRpcPeer(left, router, name="server")
+        serving = asyncio.create_task(server.serve())
+        await server.notify("event", {"value": float("nan")})
+        with pytest.raises(JsonRpcError) as info:
+            await server.request("anything", {"value": float("inf")}, timeout=1)
+        assert info.value.code == INTERNAL_ERROR
+        await right.write(b'{"jsonrpc":"2.0","id":"l1","method":"leaky"}\n')
+        await right.write(b'[{"jsonrpc":"2.0","id":"l2","method":"leaky"},{"jsonrpc":"2.0","id":"l3","method":"x"}]\n')
+        async with asyncio.timeout(5):
+            single = parse_strict(await right.reader.readline())
+            batch = parse_strict(await right.reader.readline())
+        assert (single["id"], single["error"]["code"]) == ("l1", INTERNAL_ERROR)
+        codes = sorted((a["id"], a["error"]["code"]) for a in batch)
+        assert codes == [("l2", INTERNAL_ERROR), ("l3", METHOD_NOT_FOUND)]
+        await right.close()
+        await serving
+
+    asyncio.run(main())
+
+
+def test_a_malformed_answer_fails_the_call_it_answers_instead_of_leaving_it_waiting() -> None:
+    async def main() -> None:
+        left, right = memory_transport_pair()
+        client = JsonRpcPeer(left, Router(), name="client", default_timeout=5)
+        serving = asyncio.create_task(client.serve())
+        call = asyncio.create_task(client.request("m", {}))
+        async with asyncio.timeout(5):
+            sent = json.loads(await right.reader.readline())
+        await right.write(b'{"jsonrpc":"2.0","id":[1],"result":{}}\n')  # no id: ignored, the call still waits
+        await right.write(b'{"jsonrpc":"2.0","id":%d,"error":{"code":"abc","message":[]}}\n' % sent["id"])
+        with pytest.raises(JsonRpcError) as info:
+            await call
+        assert info.value.code == INVALID_REQUEST
+        assert not serving.done()
         await right.close()
         await serving
 

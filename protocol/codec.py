@@ -1,0 +1,160 @@
+"""Strict JSON for frames: what a line may decode to, and what may be written as one.
+
+A frame holds UTF-8 JSON (RFC 8259) with no lone surrogate, no non-finite number and at most
+`MAX_DEPTH` levels of nesting. `decode_frame` refuses a line that is not such text (`FrameDecodeError`,
+answered with -32700), except where the message around a bad value can still be read: then that value (a
+lone surrogate escape, a number too large for a double, nesting too deep) is replaced, at the message's top
+level, by `UNSAFE`, so the envelope check can answer with the message's id and no bad value goes further.
+`encode_frame` writes strict JSON only and raises `FrameEncodeError` for anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Final, NoReturn
+
+from pydantic_core import from_json
+
+__all__ = ["MAX_DEPTH", "UNSAFE", "FrameDecodeError", "FrameEncodeError", "Unsafe", "decode_frame", "encode_frame"]
+
+MAX_DEPTH = 200
+"""How many levels below the top a container may sit (the strict decoder's own limit, give or take one)."""
+
+# Only a number with a three-digit exponent or 309 digits can overflow a double; other lines skip the walk.
+_MAY_OVERFLOW = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
+
+
+class FrameDecodeError(ValueError):
+    """The line is not strict UTF-8 JSON (or holds nothing that can be read around its bad part)."""
+
+
+class FrameEncodeError(ValueError):
+    """A message holds something strict JSON cannot carry (a lone surrogate, NaN, infinity, a non-JSON type)."""
+
+
+class Unsafe:
+    """Stands in for a value that must go no further: a lone surrogate, a non-finite number, too deep a nesting."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSAFE"
+
+
+UNSAFE: Final = Unsafe()
+"""The one `Unsafe` value."""
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+# Used only on lines the strict decoder refused, to find the id around a bad value; NaN stays refused.
+_LENIENT = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def _is_strict(value: Any, depth: int) -> bool:
+    """True when `value` holds no lone surrogate, no non-finite number and no nesting past MAX_DEPTH.
+
+    Iterative, so a value nested as deep as the lenient decoder allows cannot exhaust the stack.
+    """
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and not _encodes(item):
+                return False
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict | list):
+            if level > MAX_DEPTH:
+                return False
+            if isinstance(item, dict):
+                for key in item:
+                    if not key.isascii() and not _encodes(key):
+                        return False
+                stack.extend((member, level + 1) for member in item.values())
+            else:
+                stack.extend((member, level + 1) for member in item)
+    return True
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _mark_message(message: Any, depth: int) -> tuple[Any, bool]:
+    """`message` with each top-level member that is not strict JSON replaced by UNSAFE; True if any was."""
+    if not isinstance(message, dict):
+        return (message, False) if _is_strict(message, depth) else (UNSAFE, True)
+    marked: dict[Any, Any] = {}
+    changed = False
+    for key, member in message.items():
+        if not _is_strict(key, depth):
+            key, changed = UNSAFE, True  # an unreadable member name: the envelope check refuses the message
+        if _is_strict(member, depth + 1):
+            marked[key] = member
+        else:
+            marked[key], changed = UNSAFE, True
+    return marked, changed
+
+
+def _mark(value: Any) -> tuple[Any, bool]:
+    if isinstance(value, list):
+        results = [_mark_message(item, 1) for item in value]
+        return [item for item, _ in results], any(changed for _, changed in results)
+    return _mark_message(value, 0)
+
+
+def decode_frame(line: bytes) -> Any:
+    """Decode one line as strict JSON.
+
+    Returns:
+        The JSON value; a member that is not strict JSON in an otherwise readable message is `UNSAFE`.
+
+    Raises:
+        FrameDecodeError: the line is not UTF-8, not JSON, or nothing in it can be read.
+    """
+    try:
+        value = from_json(line, allow_inf_nan=False)
+    except ValueError:
+        return _decode_refused(line)
+    if _MAY_OVERFLOW.search(line) is not None:
+        value, _ = _mark(value)
+    return value
+
+
+def _decode_refused(line: bytes) -> Any:
+    """A line the strict decoder refused: find the readable message around a lone surrogate or a deep nesting."""
+    try:
+        text = line.decode("utf-8")  # strict: a stray byte or a surrogate written as UTF-8 bytes is refused here
+    except UnicodeDecodeError:
+        raise FrameDecodeError("Parse error (the line is not valid UTF-8)") from None
+    try:
+        value = _LENIENT.decode(text)
+    except (ValueError, RecursionError):
+        raise FrameDecodeError("Parse error (the line is not JSON)") from None
+    marked, changed = _mark(value)
+    if not changed:
+        raise FrameDecodeError("Parse error (the line is not strict JSON)")
+    return marked
+
+
+def encode_frame(message: Any) -> bytes:
+    """Serialise one JSON-RPC message as a single line of strict JSON (newlines in strings are escaped).
+
+    Raises:
+        FrameEncodeError: the message holds a lone surrogate, NaN, an infinity or a value JSON has no form for.
+    """
+    try:
+        text = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8") + b"\n"
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise FrameEncodeError(f"the message cannot be written as strict JSON ({type(exc).__name__})") from None
