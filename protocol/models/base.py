@@ -1,7 +1,9 @@
 """The one base for every wire model: camelCase on the wire, snake_case in Python.
 
 `WireModel` ignores unknown fields so an older peer can read a newer message; `Params` forbids them,
-so a typo in a request is an INVALID_PARAMS error instead of a silently ignored field.
+so a typo in a request is an INVALID_PARAMS error instead of a silently ignored field, and is strict: no
+bool for a number, no string for an int (JSON's int still stands for a float). The dispatcher validates
+inbound params with `strict=True` too, so the models nested in params are held to the same rule.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class WireModel(BaseModel):
 
 
 class Params(WireModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Empty(WireModel):
