@@ -14,6 +14,7 @@ from typing import Any
 from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
 from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage, Warmable
+from kernel.providers.clients import ClientPool
 from kernel.providers.registry import open_provider
 from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver
 from kernel.turn_tools import CURRENT_CALL, TurnTools
@@ -160,6 +161,8 @@ class KernelServer:
         self._shell: ShellSandbox | Unavailable = Unavailable("the kernel has not been initialized")
         self._tools: dict[str, LocalTool] = {}
         self._shells: ShellPool | None = None
+        self.clients = ClientPool()
+        """The SDK clients of the model calls, one per provider configuration, closed when serving ends."""
         self.router.add("initialize", KernelInitializeParams, self.initialize)
         self.router.add("turn.start", TurnStartParams, self.turn_start)
         self.router.add("turn.cancel", RunRef, self.turn_cancel)
@@ -171,19 +174,22 @@ class KernelServer:
     async def serve(self, transport: Transport) -> None:
         """Serve the host until it says `shutdown` or closes the pipe."""
         self._peer = JsonRpcPeer(transport, self.router, name="host")
-        async with asyncio.TaskGroup() as tasks:
-            self._tasks = tasks
-            serving = tasks.create_task(self._peer.serve())
-            stopping = tasks.create_task(self._stop.wait())
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            for turn in list(self._turns.values()):
-                turn.cancel()
-            stopping.cancel()
-            if self._shells is not None:
-                await self._shells.close_all()
-            if not serving.done():
-                await asyncio.sleep(0)  # let the answer to `shutdown` go out
-                serving.cancel()
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                self._tasks = tasks
+                serving = tasks.create_task(self._peer.serve())
+                stopping = tasks.create_task(self._stop.wait())
+                await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                for turn in list(self._turns.values()):
+                    turn.cancel()
+                stopping.cancel()
+                if self._shells is not None:
+                    await self._shells.close_all()
+                if not serving.done():
+                    await asyncio.sleep(0)  # let the answer to `shutdown` go out
+                    serving.cancel()
+        finally:
+            await self.clients.aclose()  # every turn has ended: no stream runs through a client any more
 
     async def initialize(self, params: KernelInitializeParams) -> KernelInitializeResult:
         self._shell = await asyncio.to_thread(detect_shell_sandbox, params.shell_sandbox)
@@ -218,7 +224,7 @@ class KernelServer:
 
     async def summarize(self, params: SummarizeParams) -> SummarizeResult:
         config = to_config(params.model)
-        provider = open_provider(config)
+        provider = open_provider(config, clients=self.clients)
         messages = [to_message(m) for m in params.messages]
         collector = _TextCollector()
         no_tools = TurnTools({}, None, (), self._call_host_tool_for(""))
@@ -313,7 +319,7 @@ class KernelServer:
 
     async def _turn(self, params: TurnStartParams, notifier: _Notifier) -> TurnOutcome:
         config = to_config(params.model)
-        provider = open_provider(config)
+        provider = open_provider(config, clients=self.clients)
         host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
         local, context = self._local_tools_for(params)
         turn_tools = TurnTools(local, context, host_tools, self._call_host_tool_for(params.run_id))

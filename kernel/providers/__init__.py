@@ -14,10 +14,12 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
+from kernel.providers.clients import ClientPool
 from kernel.providers.registry import PROVIDERS, open_provider
 
 __all__ = [
     "PROVIDERS",
+    "ClientPool",
     "Message",
     "ModelConfig",
     "ModelEvent",

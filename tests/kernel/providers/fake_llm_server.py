@@ -3,7 +3,8 @@
 It speaks just enough of two wire formats: OpenAI chat-completions streaming (`data: {...}` lines, then
 `data: [DONE]`) and Anthropic Messages streaming (`event: ...` / `data: {...}` pairs). Streams use chunked
 transfer encoding, so a reply can be cut in the middle the way a dropped connection looks to a client.
-Every request is recorded (path, headers, JSON body) for the tests to inspect.
+Every request is recorded (path, headers, JSON body, the client's port: one port, one kept-alive
+connection) for the tests to inspect.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    port: int = 0
 
 
 def openai_stream(*chunks: dict[str, Any] | str, done: bool = True, cut: bool = False) -> Reply:
@@ -105,7 +107,8 @@ class FakeModelServer:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 body = json.loads(raw) if raw else None
-                reply = server._next(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = server._next(Recorded(self.path, headers, body, self.client_address[1]))
                 try:
                     self._send(reply)
                 except OSError:
