@@ -9,7 +9,7 @@ session and its memory, then moves its directory to the trash. Every change is a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from host.memory import MemoryHub
@@ -21,6 +21,7 @@ from protocol.models.agents import AgentInfo, AgentSettings, AgentSettingsPatch
 from protocol.models.base import Empty
 from protocol.models.host import AgentUpdatedEvent
 from protocol.models.kernel import SessionCloseParams
+from protocol.models.together import QueuedRun
 
 __all__ = ["AgentService"]
 
@@ -35,6 +36,8 @@ class AgentService:
     hub: the memory hub (to close a deleted agent's memory).
     notify: sends events to the shell.
     on_settings: told of an agent whose settings were just set (created or updated).
+
+    `queue` gives what waits for an agent; `before_delete` / `after_delete` hooks run around a deletion.
     """
 
     def __init__(
@@ -52,6 +55,9 @@ class AgentService:
         self._kernel = kernel
         self._hub = hub
         self._notify = notify
+        self.queue: Callable[[str], list[QueuedRun]] = lambda _: []
+        self.before_delete: list[Callable[[str], Awaitable[None]]] = []
+        self.after_delete: list[Callable[[str], Awaitable[None]]] = []
 
     def info(self, agent: Agent) -> AgentInfo:
         return AgentInfo(
@@ -60,6 +66,7 @@ class AgentService:
             created_at=agent.created_at,
             status=self._runs.status(agent.agent_id),
             settings=agent.settings,
+            queue=self.queue(agent.agent_id),
         )
 
     async def changed(self, agent_id: str) -> None:
@@ -90,6 +97,8 @@ class AgentService:
     async def delete(self, agent_id: str) -> None:
         """Stop the agent's run, close its kernel session and memory, and move its directory to the trash."""
         self.store.get(agent_id)
+        for hook in self.before_delete:
+            await hook(agent_id)
         await self._runs.cancel(agent_id)
         try:
             await self._kernel.request("session.close", SessionCloseParams(session=agent_id), Empty, timeout=10)
@@ -97,6 +106,8 @@ class AgentService:
             logger.warning("could not close %s's kernel session: %s", agent_id, exc.message)
         self._hub.close_agent(agent_id)
         self.store.delete(agent_id)
+        for hook in self.after_delete:
+            await hook(agent_id)
         await self.changed(agent_id)
 
     def transcript_page(self, agent_id: str, before_seq: int | None, limit: int) -> tuple[list[dict[str, Any]], bool]:

@@ -28,10 +28,12 @@ from host.rpc.runs import register_run_methods
 from host.rpc.secrets import register_secrets_methods
 from host.rpc.session import register_session_methods
 from host.rpc.table import ShellTable
+from host.rpc.works import register_work_methods
 from host.runs.approval_desk import ApprovalDesk
+from host.runs.host_tools import HostTools
 from host.runs.kernel_events import KernelEvents
 from host.runs.memory_service import MemoryService
-from host.runs.scheduler import RunManager
+from host.runs.scheduler import RunManager, RunOrigin
 from host.runs.turns import TurnPlanner
 from host.runs.warmup import ModelWarmup
 from host.store.agents import AgentStore
@@ -39,6 +41,7 @@ from host.store.approvals import ApprovalStore
 from host.store.host_settings import HostSettingsStore
 from host.store.secrets import SecretStore
 from host.supervisor import KernelSupervisor
+from host.together import PrivateMemoryTools, Together
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.errors import KERNEL_UNAVAILABLE
@@ -78,16 +81,18 @@ class HostServer:
             self._summarize,
             lambda: self.kernel.info,
             memory=lambda agent: self.memory.source(agent),
-            host_tools=lambda agent: self.memory.tools(agent),
+            host_tools=lambda agent: self.host_tools.offered(agent, RunOrigin()),
         )
         self.runs = RunManager(
             self.store,
             self.kernel,
             self.notify,
-            self.planner.prepare,
+            lambda agent, run_id: self.together.prepare(agent, run_id),
             max_concurrent=self.settings.current.max_concurrent_runs,
             on_status=self._agent_changed,
+            transcripts=lambda run: self.together.transcript_of(run),
         )
+        self.together = Together(config.data_dir, self.store, self.runs, self.notify, self._agent_changed)
         self.warmup = ModelWarmup(self.store, self.kernel, self.planner.resolve_model, self.notify)
         self.agents = AgentService(
             self.store, self.runs, self.kernel, self.hub, self.notify, on_settings=self.warmup.agent_changed
@@ -95,8 +100,13 @@ class HostServer:
         self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
+        self.host_tools = HostTools(self.runs, self.store)
+        self.host_tools.providers.append(PrivateMemoryTools(self.memory))
+        self.together.connect(
+            self.agents, self.planner, self.host_tools, lambda: self.kernel.info, lambda: self.settings.current.max_hops
+        )
         register_kernel_calls(
-            self.kernel_router, KernelEvents(self.runs, self.store, self.notify), self.memory, self.approvals
+            self.kernel_router, KernelEvents(self.runs, self.store, self.notify), self.host_tools, self.approvals
         )
         self._peer: JsonRpcPeer | None = None
         self._stop = asyncio.Event()
@@ -109,9 +119,11 @@ class HostServer:
             store=self.store,
             settings=self.settings,
             stop=self._stop.set,
+            queued=self.together.deliveries.queued_runs,
         )
         register_agent_methods(self.table, self.agents)
-        register_run_methods(self.table, self.runs, self.approvals)
+        register_run_methods(self.table, self.together.deliveries, self.approvals)
+        register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub)
 
@@ -127,22 +139,25 @@ class HostServer:
             runs_task = tasks.create_task(self.runs.serve())
             memory_task = tasks.create_task(self.memory.serve())
             warmup_task = tasks.create_task(self.warmup.serve())
+            together_task = tasks.create_task(self.together.serve())
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
             shell_task = tasks.create_task(self._peer.serve())
             stop_task = tasks.create_task(self._stop.wait())
             await asyncio.wait({shell_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            self.together.halt()  # what is unfinished stays in the inboxes for the next start
             await self.runs.cancel_all()
             await self.kernel.stop()
             await kernel_task
             watch_stop.set()
             await watch_task
-            for task in (runs_task, memory_task, warmup_task, stop_task):
+            for task in (runs_task, memory_task, warmup_task, together_task, stop_task):
                 task.cancel()
             if not shell_task.done():
                 await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
                 shell_task.cancel()
         self.hub.close()
+        self.together.close()
         await transport.close()
 
     async def _watch_views(self, stop: asyncio.Event) -> None:

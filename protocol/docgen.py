@@ -8,7 +8,7 @@ from typing import Any, get_origin
 from pydantic import BaseModel
 
 from protocol.models.host import PROTOCOL_VERSION
-from protocol.registry import HOST_EVENTS, HOST_METHODS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
+from protocol.registry import HOST_EVENTS, HOST_METHODS, HOST_TOOLS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
 
 __all__ = ["render_protocol_markdown"]
 
@@ -56,6 +56,13 @@ def _events(title: str, events: dict[str, type[BaseModel]]) -> list[str]:
     return out
 
 
+def _tools(title: str, tools: dict[str, type[BaseModel]]) -> list[str]:
+    out = [f"## {title}", ""]
+    for name, model in tools.items():
+        out += [f"### `{name}`", "", _doc(model) + f"Arguments `{model.__name__}`:", "", _fields(model), ""]
+    return out
+
+
 def render_protocol_markdown() -> str:
     lines = [
         "# Hearth wire protocol",
@@ -70,4 +77,5 @@ def render_protocol_markdown() -> str:
     lines += _methods("Kernel methods (host to kernel)", KERNEL_METHODS)
     lines += _events("Kernel events (kernel to host)", KERNEL_EVENTS)
     lines += _methods("Kernel calls (kernel to host)", KERNEL_CALLS)
+    lines += _tools("Host-executed tools (the model's arguments, sent in `tool.call`)", HOST_TOOLS)
     return "\n".join(lines).rstrip() + "\n"

@@ -12,8 +12,18 @@ from protocol.models import agents, host, kernel, warmup
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
+from protocol.models.together import HOST_TOOLS
+from protocol.models.works import WORK_EVENTS, WORK_METHODS
 
-__all__ = ["HOST_METHODS", "HOST_EVENTS", "KERNEL_METHODS", "KERNEL_EVENTS", "KERNEL_CALLS", "all_messages"]
+__all__ = [
+    "HOST_METHODS",
+    "HOST_EVENTS",
+    "HOST_TOOLS",
+    "KERNEL_METHODS",
+    "KERNEL_EVENTS",
+    "KERNEL_CALLS",
+    "all_messages",
+]
 
 Method = tuple[type[BaseModel], type[BaseModel]]
 
@@ -30,11 +40,12 @@ HOST_METHODS: dict[str, Method] = {
     "agent.update": (agents.AgentUpdateParams, agents.AgentInfo),
     "agent.delete": (agents.AgentRef, agents.AgentDeleteResult),
     "agent.send": (agents.AgentSendParams, agents.AgentSendResult),
-    "agent.cancel": (agents.AgentRef, agents.AgentCancelResult),
+    "agent.cancel": (agents.AgentCancelParams, agents.AgentCancelResult),
     "agent.transcript": (agents.AgentTranscriptParams, agents.AgentTranscriptResult),
     "agent.decideTool": (host.DecideToolParams, host.DecideToolResult),
     **SECRETS_METHODS,
     **MEMORY_METHODS,
+    **WORK_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
@@ -48,6 +59,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "kernel.up": host.KernelUpEvent,
     "model.status": warmup.ModelStatusEvent,
     **MEMORY_EVENTS,
+    **WORK_EVENTS,
 }
 
 KERNEL_METHODS: dict[str, Method] = {
@@ -74,7 +86,8 @@ KERNEL_CALLS: dict[str, Method] = {
 
 
 def all_messages() -> dict[str, type[BaseModel]]:
-    """Every message by its golden-file stem: `<name>.params|result|event`, kernel ones prefixed `kernel-`."""
+    """Every message by its golden-file stem: `<name>.params|result|event`, kernel ones prefixed `kernel-`,
+    and the arguments of each host-executed tool as `tool-<name>.arguments`."""
     messages: dict[str, type[BaseModel]] = {}
     for prefix, methods in (("", HOST_METHODS), ("kernel-", KERNEL_METHODS), ("kernel-", KERNEL_CALLS)):
         for name, (params, result) in methods.items():
@@ -83,4 +96,6 @@ def all_messages() -> dict[str, type[BaseModel]]:
     for prefix, events in (("", HOST_EVENTS), ("kernel-", KERNEL_EVENTS)):
         for name, event in events.items():
             messages[f"{prefix}{name}.event"] = event
+    for name, arguments in HOST_TOOLS.items():
+        messages[f"tool-{name}.arguments"] = arguments
     return messages

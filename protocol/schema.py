@@ -10,7 +10,7 @@ from pydantic.json_schema import models_json_schema
 
 from protocol.models.host import PROTOCOL_VERSION
 from protocol.models.transcript import TRANSCRIPT_EVENT
-from protocol.registry import HOST_EVENTS, HOST_METHODS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
+from protocol.registry import HOST_EVENTS, HOST_METHODS, HOST_TOOLS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
 
 __all__ = ["build_schema", "schema_json"]
 
@@ -23,6 +23,7 @@ def build_schema() -> dict[str, Any]:
             models.update((params, result))
     for events in (HOST_EVENTS, KERNEL_EVENTS):
         models.update(events.values())
+    models.update(HOST_TOOLS.values())
     ordered = sorted(models, key=lambda m: m.__name__)
     refs, document = models_json_schema([(model, "serialization") for model in ordered], ref_template="#/$defs/{model}")
 
@@ -44,6 +45,7 @@ def build_schema() -> dict[str, Any]:
             "events": {n: ref(m) for n, m in KERNEL_EVENTS.items()},
             "calls": methods_section(KERNEL_CALLS),
         },
+        "tools": {name: {"arguments": ref(model)} for name, model in HOST_TOOLS.items()},
         "transcriptEvent": transcript,
         "$defs": defs,
     }

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from host.prompt.identity import AgentIdentity, PromptSegment, build_system_prompt, join_segments
+from host.prompt.identity import AgentIdentity, PromptSegment, RosterEntry, build_system_prompt, join_segments
 from host.store.atomic import write_bytes_atomic
 
 if TYPE_CHECKING:
@@ -77,8 +77,16 @@ class AssembledPrompt:
     epoch: int
 
 
-def _inputs_digest(identity: AgentIdentity, roster: Sequence[tuple[str, str]], limits: tuple[int, int] | None) -> str:
-    value = [identity.agent_id, identity.name, identity.instructions, identity.tools_note, sorted(set(roster)), limits]
+def _inputs_digest(identity: AgentIdentity, roster: Sequence[RosterEntry], limits: tuple[int, int] | None) -> str:
+    value = [
+        identity.agent_id,
+        identity.name,
+        identity.instructions,
+        identity.tools_note,
+        identity.in_work,
+        sorted(set(roster)),
+        limits,
+    ]
     return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -144,7 +152,7 @@ def bump_epoch(agent_dir: Path, reason: str) -> int:
 def assemble_prompt(
     agent_dir: Path,
     identity: AgentIdentity,
-    roster: Sequence[tuple[str, str]],
+    roster: Sequence[RosterEntry],
     memory: MemorySource | None,
     latest_user_text: str,
     *,
@@ -156,7 +164,7 @@ def assemble_prompt(
     Args:
         agent_dir: the agent's directory (holds `prompt-cache.json`).
         identity: the agent's identity and instructions.
-        roster: teammates as (agent id, name) pairs.
+        roster: teammates as (agent id, name, one line).
         memory: the agent's memory, or None when memory is off (no section, no recall block).
         latest_user_text: the message this turn answers; it drives the recall block.
         max_bytes: the memory section's byte bound.

@@ -10,6 +10,7 @@ from host.rpc.runs import register_run_methods
 from host.rpc.secrets import register_secrets_methods
 from host.rpc.session import register_session_methods
 from host.rpc.table import ShellTable
+from host.rpc.works import register_work_methods
 
 __all__ = [
     "ShellTable",
@@ -19,4 +20,5 @@ __all__ = [
     "register_run_methods",
     "register_secrets_methods",
     "register_session_methods",
+    "register_work_methods",
 ]

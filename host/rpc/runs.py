@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from host.rpc.table import ShellTable
 from host.runs.approval_desk import ApprovalDesk
-from host.runs.scheduler import RunManager
-from protocol.models.agents import AgentCancelResult, AgentRef, AgentSendParams, AgentSendResult
+from host.together.delivery import Deliveries
+from protocol.models.agents import AgentCancelParams, AgentCancelResult, AgentSendParams, AgentSendResult
 from protocol.models.host import DecideToolParams
 
 __all__ = ["register_run_methods"]
 
 
-def register_run_methods(table: ShellTable, runs: RunManager, approvals: ApprovalDesk) -> None:
+def register_run_methods(table: ShellTable, deliveries: Deliveries, approvals: ApprovalDesk) -> None:
     """Add the run methods to `table`."""
 
     async def send(p: AgentSendParams) -> AgentSendResult:
-        run_id, seq = await runs.send(p.agent_id, p.text)
-        return AgentSendResult(run_id=run_id, seq=seq)
+        run_id, seq, position = await deliveries.send(p.agent_id, p.text, interrupt=p.interrupt)
+        return AgentSendResult(run_id=run_id, seq=seq, position=position)
 
-    async def cancel(p: AgentRef) -> AgentCancelResult:
-        return AgentCancelResult(cancelled=await runs.cancel_agent(p.agent_id))
+    async def cancel(p: AgentCancelParams) -> AgentCancelResult:
+        return AgentCancelResult(cancelled=await deliveries.cancel(p.agent_id, p.run_id))
 
     table.add("agent.send", AgentSendParams, send)
-    table.add("agent.cancel", AgentRef, cancel)
+    table.add("agent.cancel", AgentCancelParams, cancel)
     table.add("agent.decideTool", DecideToolParams, approvals.decide)

@@ -20,6 +20,7 @@ from protocol.models.host import (
     InitializeParams,
     InitializeResult,
     KernelStatus,
+    RunInfo,
     ServerInfo,
     SettingsSetParams,
 )
@@ -39,6 +40,7 @@ def register_session_methods(
     store: AgentStore,
     settings: HostSettingsStore,
     stop: Callable[[], None],
+    queued: Callable[[], list[RunInfo]] = list,
 ) -> None:
     """Add the session methods to `table`."""
 
@@ -72,7 +74,7 @@ def register_session_methods(
                 shell=info.shell if info is not None else None,
             ),
             agents=len(store.list()),
-            runs=runs.runs(),
+            runs=[*runs.runs(), *queued()],
             max_concurrent_runs=runs.max_concurrent,
         )
 

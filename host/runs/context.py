@@ -16,8 +16,21 @@ from protocol.models.transcript import ToolCallInfo
 __all__ = ["build_messages", "wake_content"]
 
 
-def wake_content(from_agent: str, text: str) -> str:
-    return f"[message from agent {from_agent}]\n{text}"
+def wake_content(event: dict[str, Any]) -> str:
+    """A wake as the model reads it: a header saying which agent it is from (never the user), then the text."""
+    peer, request, status = event["fromAgent"], event.get("requestId"), event.get("status")
+    if request and status == "answered":
+        header = f"[answer from agent {peer} to your request {request}; not from the user]"
+    elif request and status:
+        header = f"[your request {request} to agent {peer} ended without an answer: {status}; not from the user]"
+    elif request:
+        header = (
+            f"[question from agent {peer}, request {request}; not from the user. Your final message of this turn "
+            "is sent back as the answer, or call reply_to_agent]"
+        )
+    else:
+        header = f"[message from agent {peer}; not from the user]"
+    return f"{header}\n{event['text']}"
 
 
 def _attach_recall(messages: list[ChatMessage], recall: str) -> None:
@@ -59,7 +72,7 @@ def build_messages(system: list[ChatMessage], events: list[dict[str, Any]]) -> l
         elif kind == "wake":
             messages.append(
                 ChatMessage(
-                    role="user", name=event["fromAgent"], content=wake_content(event["fromAgent"], event["text"])
+                    role="user", name=event["fromAgent"], content=wake_content(event)
                 )
             )
         elif kind == "context" and event.get("recall"):

@@ -48,7 +48,7 @@ class KernelEvents:
         message = AssistantEvent(
             run_id=run.run_id, text=event.text, tool_calls=event.tool_calls, partial=event.partial, usage=event.usage
         )
-        stored = self._store.transcript(run.agent_id).append(message.model_dump(mode="json"))
+        stored = self._runs.transcript_of(run).append(message.model_dump(mode="json"))
         await self._notify(
             "agent.message",
             AgentMessageEvent(agent_id=run.agent_id, run_id=run.run_id, message=AssistantEvent.model_validate(stored)),
@@ -66,7 +66,7 @@ class KernelEvents:
                 content=event.content or "",
                 is_error=event.is_error,
             )
-            self._store.transcript(run.agent_id).append(result.model_dump(mode="json"))
+            self._runs.transcript_of(run).append(result.model_dump(mode="json"))
         await self._notify(
             "agent.tool",
             AgentToolEvent(

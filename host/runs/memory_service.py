@@ -104,8 +104,8 @@ class MemoryService:
     def tools(self, agent: Agent) -> list[ToolSpec]:
         return list(self.definitions) if agent.settings.memory else []
 
-    async def call_tool(self, params: ToolCallParams) -> ToolCallResult:
-        """The kernel's `tool.call` for a memory tool.
+    async def call_tool(self, params: ToolCallParams, *, source: str = "agent") -> ToolCallResult:
+        """The kernel's `tool.call` for a memory tool; `source` is `peer:<id>` in a run a peer's wake started.
 
         Raises:
             NotFoundError: the run is not running, or the tool is not one this run was given.
@@ -117,7 +117,7 @@ class MemoryService:
         if params.name not in MEMORY_TOOL_NAMES or not agent.settings.memory:
             raise NotFoundError(f"there is no host tool named {params.name!r} in this run")
         transcript = self._store.transcript(agent.agent_id)
-        evidence = Evidence("agent", transcript.last_seq, params.tool_call_id)
+        evidence = Evidence(source, transcript.last_seq, params.tool_call_id)
         content, is_error = await run_memory_tool(self.hub.get(agent.agent_id), params.name, params.arguments, evidence)
         return ToolCallResult(content=content, is_error=is_error)
 

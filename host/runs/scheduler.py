@@ -1,8 +1,9 @@
-"""Run scheduling: one model turn of one agent, from the user's message to `agent.ended`.
+"""Run scheduling: one model turn of one agent, from the message that starts it to `agent.ended`.
 
-An agent has at most one run queued or running; a send to a busy agent is refused. Runs of different
+An agent has at most one run here, queued for a slot or running; what waits behind a busy agent waits in
+its inbox (`host.together.delivery`), which starts the next run when this one ends. Runs of different
 agents go on at once up to `max_concurrent`; the rest wait in arrival order. A run ends exactly once,
-with `idle`, `error` or `cancelled`, and its end is written to the transcript before it is announced.
+with `idle`, `error` or `cancelled`, and its end is written to its transcript before it is announced.
 """
 
 from __future__ import annotations
@@ -13,33 +14,50 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from host.errors import BusyError, KernelUnavailableError
 from host.store.agents import Agent, AgentStore
+from host.store.transcript import Transcript
 from host.supervisor import KernelSupervisor
 from protocol.errors import RUN_FAILED, JsonRpcError
 from protocol.models.host import AgentEndedEvent, AgentErrorEvent, RunInfo
 from protocol.models.kernel import RunRef, TurnCancelResult, TurnStartParams, TurnStartResult
 from protocol.models.transcript import AssistantEvent, EndReason, RunEndedEvent, UsageInfo, UserEvent
 
-__all__ = ["Run", "RunManager", "Notify", "TurnPreparer"]
+__all__ = ["Run", "RunOrigin", "RunManager", "Notify", "TurnPreparer", "TranscriptOf"]
 
 logger = logging.getLogger(__name__)
 
 Notify = Callable[[str, BaseModel], Awaitable[None]]
 TurnPreparer = Callable[[Agent, str], Awaitable[TurnStartParams]]
+TranscriptOf = Callable[["Run"], Transcript]
 
 KERNEL_WAIT_SECONDS = 30.0
 CANCEL_GRACE_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunOrigin:
+    """What started a run: a person's message, a peer's wake (and how far down a chain), or a Work instruction.
+
+    `work_id` makes it a Work run: its transcript, prompt, tools and sandbox are the Work's.
+    """
+
+    kind: Literal["user", "wake", "answer", "work"] = "user"
+    from_agent: str | None = None
+    hops: int = 0
+    request_id: str | None = None
+    work_id: str | None = None
 
 
 @dataclass(slots=True)
 class Run:
     run_id: str
     agent_id: str
+    origin: RunOrigin = field(default_factory=RunOrigin)
     state: Literal["queued", "running", "ended"] = "queued"
     reason: EndReason | None = None
     partial: list[str] = field(default_factory=list)
@@ -66,12 +84,14 @@ class RunManager:
         *,
         max_concurrent: int,
         on_status: Callable[[str], Awaitable[None]],
+        transcripts: TranscriptOf | None = None,
     ) -> None:
         self._store = store
         self._kernel = kernel
         self._notify = notify
         self._prepare = prepare
         self._on_status = on_status
+        self._transcripts = transcripts or (lambda run: store.transcript(run.agent_id))
         self.max_concurrent = max_concurrent
         self._runs: dict[str, Run] = {}
         self._by_agent: dict[str, Run] = {}
@@ -96,11 +116,28 @@ class RunManager:
             if run.state != "ended"
         ]
 
+    def transcript_of(self, run: Run) -> Transcript:
+        """Where `run`'s events are written: its agent's transcript, or its own in a Work."""
+        return self._transcripts(run)
+
     async def send(self, agent_id: str, text: str) -> tuple[str, int]:
-        """Append the user's message, then queue a run for it.
+        """Append the user's message to an idle agent's transcript, then queue a run for it.
 
         Returns:
             (runId, seq of the user message).
+
+        Raises:
+            BusyError: the agent already has a run queued or running.
+        """
+        return await self.start(agent_id, UserEvent(text=text).model_dump(mode="json"))
+
+    async def start(
+        self, agent_id: str, event: dict[str, Any], *, run_id: str | None = None, origin: RunOrigin | None = None
+    ) -> tuple[str, int]:
+        """Append the event that starts a run (a user message or a wake), then queue the run for a slot.
+
+        Returns:
+            (runId, seq of the event).
 
         Raises:
             BusyError: the agent already has a run queued or running.
@@ -112,14 +149,14 @@ class RunManager:
                 f"agent {agent_id!r} is busy with run {active.run_id}; wait for it to end or cancel it",
                 data={"runId": active.run_id},
             )
-        event = self._store.transcript(agent_id).append(UserEvent(text=text).model_dump(mode="json"))
-        run = Run(run_id=f"run-{uuid.uuid4().hex[:12]}", agent_id=agent_id)
+        run = Run(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", agent_id=agent_id, origin=origin or RunOrigin())
+        stored = self.transcript_of(run).append(event)
         self._runs[run.run_id] = run
         self._by_agent[agent_id] = run
         self._queue.append(run)
         self._wake.set()
         await self._on_status(agent_id)
-        return run.run_id, event["seq"]
+        return run.run_id, int(stored["seq"])
 
     async def serve(self) -> None:
         """Start queued runs as slots free up, until cancelled."""
@@ -171,7 +208,7 @@ class RunManager:
             self._queue.remove(run)
         run.state = "ended"
         run.reason = reason
-        transcript = self._store.transcript(run.agent_id) if self._store.exists(run.agent_id) else None
+        transcript = self.transcript_of(run) if self._store.exists(run.agent_id) else None
         if transcript is not None and run.partial:
             partial = AssistantEvent(run_id=run.run_id, text="".join(run.partial), partial=True)
             transcript.append(partial.model_dump(mode="json"))

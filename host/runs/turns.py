@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
-from host.prompt.identity import AgentIdentity
+from host.prompt.identity import AgentIdentity, roster_line
 from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.runs.context import build_messages
 from host.store.agents import Agent, AgentStore
@@ -104,7 +104,11 @@ class TurnPlanner:
             (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
         )
         identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note())
-        roster = [(mate.agent_id, mate.name) for mate in self._store.list() if mate.agent_id != agent.agent_id]
+        roster = [
+            (mate.agent_id, mate.name, roster_line(mate.settings.instructions))
+            for mate in self._store.list()
+            if mate.agent_id != agent.agent_id
+        ]
         prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
         transcript.append(
             ContextEvent(run_id=run_id, epoch=prompt.epoch, recall=prompt.recall_block).model_dump(mode="json")

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
+from protocol.models.together import QueuedRun
 from protocol.models.transcript import TranscriptEvent
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "AgentDeleteResult",
     "AgentSendParams",
     "AgentSendResult",
+    "AgentCancelParams",
     "AgentCancelResult",
     "AgentTranscriptParams",
     "AgentTranscriptResult",
@@ -92,6 +94,7 @@ class AgentInfo(WireModel):
     created_at: str
     status: AgentStatus = "idle"
     settings: AgentSettings
+    queue: list[QueuedRun] = Field(default_factory=list, description="Runs waiting behind the current one.")
 
 
 class AgentCreateParams(Params):
@@ -119,13 +122,27 @@ class AgentDeleteResult(WireModel):
 
 
 class AgentSendParams(Params):
+    """A person's message. To a busy agent it is queued; `interrupt` cancels the running turn first."""
+
     agent_id: str
     text: str = Field(min_length=1)
+    interrupt: bool = False
 
 
 class AgentSendResult(WireModel):
+    """`position` 0: the run started and `seq` is its user message; n: n runs go first, and the message is
+    written to the transcript (with its `seq`) when its run starts."""
+
     run_id: str
-    seq: int
+    seq: int | None
+    position: int = 0
+
+
+class AgentCancelParams(Params):
+    """Without `runId`, the running turn is cancelled (what waits behind it then runs); with one, that run."""
+
+    agent_id: str = Field(min_length=1, max_length=200)
+    run_id: str | None = None
 
 
 class AgentCancelResult(WireModel):

@@ -90,11 +90,15 @@ class HostStatusResult(WireModel):
 class HostSettings(WireModel):
     max_concurrent_runs: int = Field(default=4, ge=1, le=64)
     shell_sandbox: Literal["auto", "off"] = "auto"
+    max_hops: int = Field(
+        default=4, ge=1, le=32, description="How many agents a chain of wakes may reach, the first included."
+    )
 
 
 class SettingsSetParams(Params):
     max_concurrent_runs: int | None = Field(default=None, ge=1, le=64)
     shell_sandbox: Literal["auto", "off"] | None = None
+    max_hops: int | None = Field(default=None, ge=1, le=32)
 
 
 class AgentUpdatedEvent(WireModel):

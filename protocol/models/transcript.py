@@ -54,12 +54,18 @@ class UserEvent(_Event):
 
 
 class WakeEvent(_Event):
-    """A message from another agent, written on the receiver's own transcript."""
+    """A message from another agent, written on the receiver's own transcript.
+
+    `hops` counts the wakes down the chain a person's message started. With `requestId` and no `status` it
+    is a question to answer; with a `status` it is the outcome of a request this agent sent.
+    """
 
     type: Literal["wake"] = "wake"
     text: str
     from_agent: str
     hops: int = 0
+    request_id: str | None = None
+    status: Literal["answered", "timeout", "failed", "refused"] | None = None
 
 
 class ContextEvent(_Event):

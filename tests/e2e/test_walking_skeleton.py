@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import BUSY, NOT_INITIALIZED, JsonRpcError
+from protocol.errors import NOT_INITIALIZED, JsonRpcError
 from protocol.framing import READ_LIMIT
 from protocol.models.host import PROTOCOL_VERSION
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
@@ -61,19 +61,22 @@ def test_the_user_message_is_on_disk_when_send_returns(tmp_path: Path) -> None:
     run(main())
 
 
-def test_a_send_to_a_busy_agent_is_refused_and_the_other_agent_is_not(tmp_path: Path) -> None:
+def test_a_second_message_to_a_busy_agent_is_queued_and_answered_in_order_and_the_other_agent_is_not_held(
+    tmp_path: Path,
+) -> None:
+    """Issue 12: a person's message to a busy agent waits behind the running turn instead of being refused."""
+
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             for name in ("ann", "bob"):
                 await host.call("agent.create", {"name": name, "settings": scripted_model(SLOW, ECHO)})
             first = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
-            try:
-                await host.call("agent.send", {"agentId": "ann", "text": "say again"})
-            except JsonRpcError as exc:
-                assert exc.code == BUSY
-                assert exc.data == {"runId": first["runId"]}
-            else:
-                raise AssertionError("a second send to a busy agent was accepted")
+            second = await host.call("agent.send", {"agentId": "ann", "text": "say again"})
+            assert first["position"] == 0 and second == {**second, "position": 1, "seq": None}
+            info = await host.call("agent.get", {"agentId": "ann"})
+            assert [q["runId"] for q in info["queue"]] == [second["runId"]]
+            status = await host.call("host.status")
+            assert {"runId": second["runId"], "agentId": "ann", "state": "queued"} in status["runs"]
             other = await host.call("agent.send", {"agentId": "bob", "text": "say hi"})
             await host.wait_for("agent.ended", lambda p: p["runId"] == other["runId"])
             await host.wait_for("agent.delta", lambda p: p["runId"] == first["runId"])
@@ -81,9 +84,16 @@ def test_a_send_to_a_busy_agent_is_refused_and_the_other_agent_is_not(tmp_path: 
             assert cancelled == {"cancelled": True}
             ended = await host.wait_for("agent.ended", lambda p: p["runId"] == first["runId"])
             assert ended["reason"] == "cancelled"
+            answered = await host.wait_for("agent.ended", lambda p: p["runId"] == second["runId"])
+            assert answered["reason"] == "idle" and host.texts("ann", second["runId"]).startswith("again")
             page = await host.call("agent.transcript", {"agentId": "ann"})
             partial = [e for e in page["events"] if e["type"] == "assistant"]
             assert partial and partial[0]["partial"] is True and partial[0]["text"].startswith("xxxx")
+            kinds = [(e["type"], e.get("text", "")[:5], e.get("runId")) for e in page["events"] if e["type"] != "context"]
+            # Each message sits right before its own answer: never two user messages in a row.
+            assert [k[:2] for k in kinds if k[0] == "user"] == [("user", "slow"), ("user", "say a")]
+            users = [i for i, k in enumerate(kinds) if k[0] == "user"]
+            assert kinds[users[1] - 1][0] == "ended" and kinds[users[1] + 1][2] == second["runId"]
 
     run(main())
 

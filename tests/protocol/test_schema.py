@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from protocol.registry import HOST_EVENTS, HOST_METHODS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
+from protocol.registry import HOST_EVENTS, HOST_METHODS, HOST_TOOLS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
 from tests.support.host_process import REPO_ROOT
 
 
@@ -34,7 +34,10 @@ def test_hearth_schema_prints_every_method_and_event_with_resolvable_refs() -> N
     assert set(schema["kernel"]["methods"]) == set(KERNEL_METHODS)
     assert set(schema["kernel"]["events"]) == set(KERNEL_EVENTS)
     assert set(schema["kernel"]["calls"]) == set(KERNEL_CALLS)
+    assert set(schema["tools"]) == set(HOST_TOOLS)
     for ref in _refs(schema):
         assert ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in schema["$defs"], ref
     send = schema["$defs"]["AgentSendParams"]
-    assert set(send["properties"]) == {"agentId", "text"}
+    assert set(send["properties"]) == {"agentId", "text", "interrupt"}
+    ask = schema["$defs"]["AskAgentArgs"]
+    assert set(ask["properties"]) == {"agentId", "question", "timeoutSeconds"} and ask["additionalProperties"] is False

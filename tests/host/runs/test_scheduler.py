@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import BUSY, NOT_FOUND, JsonRpcError
+from protocol.errors import NOT_FOUND, JsonRpcError
 from tests.support.host_process import scripted_model
 from tests.support.memory_host import MemoryHost
 
@@ -55,19 +55,46 @@ def test_past_the_concurrency_limit_a_run_waits_and_starts_when_a_slot_frees(tmp
     asyncio.run(main())
 
 
-def test_a_busy_agent_refuses_a_second_send_and_its_transcript_gains_no_second_message(tmp_path: Path) -> None:
+def test_a_second_send_waits_outside_the_transcript_and_a_cancel_by_run_id_drops_only_it(tmp_path: Path) -> None:
+    """Issue 12: the queued message is written when its run starts, so a dropped one leaves no line."""
+
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
-            await host.call("agent.create", {"name": "ann", "settings": scripted_model(SLOW)})
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(SLOW, ECHO)})
             first = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
-            with pytest.raises(JsonRpcError) as refused:
-                await host.call("agent.send", {"agentId": "ann", "text": "slow"})
-            assert refused.value.code == BUSY and refused.value.data == {"runId": first["runId"]}
+            dropped = await host.call("agent.send", {"agentId": "ann", "text": "say dropped"})
+            kept = await host.call("agent.send", {"agentId": "ann", "text": "say kept"})
+            assert (dropped["position"], kept["position"]) == (1, 2)
+            assert [e["type"] for e in _events(tmp_path, "ann")].count("user") == 1
+            assert await host.call("agent.cancel", {"agentId": "ann", "runId": dropped["runId"]}) == {"cancelled": True}
+            gone = await host.wait_for("agent.ended", lambda p: p["runId"] == dropped["runId"])
+            assert gone["reason"] == "cancelled"
+            info = await host.call("agent.get", {"agentId": "ann"})
+            assert [(q["runId"], q["position"]) for q in info["queue"]] == [(kept["runId"], 1)]
             await host.call("agent.cancel", {"agentId": "ann"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == first["runId"])
+            await host.wait_for("agent.ended", lambda p: p["runId"] == kept["runId"] and p["reason"] == "idle")
 
     asyncio.run(main())
-    assert [e["type"] for e in _events(tmp_path, "ann")].count("user") == 1
+    users = [e["text"] for e in _events(tmp_path, "ann") if e["type"] == "user"]
+    assert users == ["slow", "say kept"]
+
+
+def test_an_interrupting_send_cancels_the_running_turn_and_runs_before_what_waited(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(SLOW, ECHO)})
+            first = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
+            waiting = await host.call("agent.send", {"agentId": "ann", "text": "say later"})
+            await host.wait_for("agent.delta", lambda p: p["runId"] == first["runId"])
+            urgent = await host.call("agent.send", {"agentId": "ann", "text": "say now", "interrupt": True})
+            assert urgent["position"] == 0 and isinstance(urgent["seq"], int)
+            await host.wait_for("agent.ended", lambda p: p["runId"] == waiting["runId"])
+            ends = [(p["runId"], p["reason"]) for m, p in host.events if m == "agent.ended"]
+            assert ends == [(first["runId"], "cancelled"), (urgent["runId"], "idle"), (waiting["runId"], "idle")]
+
+    asyncio.run(main())
+    users = [e["text"] for e in _events(tmp_path, "ann") if e["type"] == "user"]
+    assert users == ["slow", "say now", "say later"]
 
 
 def test_a_queued_run_cancelled_ends_at_once_and_never_reaches_the_kernel(tmp_path: Path) -> None:

@@ -1,0 +1,154 @@
+"""Durable requests between agents: `<data>/together/requests.jsonl`, append-only, each line fsynced.
+
+A request is opened with an id, asker, receiver, question, deadline and hop count, and closed exactly once
+with a status (`answered`, `timeout`, `failed`, `refused`) and the answer or the reason. `delivered` marks
+that its outcome is in the asker's inbox. The book is the fold of the file, so it survives any crash; a
+torn last line (a crash mid-append) is skipped with a warning and the file is repaired on the next append.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from host.together.clock import Clock
+from protocol.models.together import RequestStatus
+
+__all__ = ["Request", "RequestBook", "REQUESTS_FILE"]
+
+logger = logging.getLogger(__name__)
+
+REQUESTS_FILE = Path("together") / "requests.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    request_id: str
+    asker: str
+    receiver: str
+    question: str
+    deadline: float
+    hops: int
+    opened_at: float
+    status: RequestStatus | None = None
+    answer: str = ""
+    closed_at: float | None = None
+    delivered: bool = False
+
+    @property
+    def open(self) -> bool:
+        return self.status is None
+
+
+class RequestBook:
+    """Every request the host knows, open or closed.
+
+    Args:
+        data_dir: the host's data directory.
+        clock: the time source for open and close times.
+    """
+
+    def __init__(self, data_dir: Path, clock: Clock) -> None:
+        self.path = data_dir / REQUESTS_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._clock = clock
+        self._requests: dict[str, Request] = {}
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as f:
+            for number, line in enumerate(f, start=1):
+                try:
+                    self._apply(json.loads(line))
+                except (ValueError, KeyError, TypeError) as exc:
+                    logger.warning("%s line %d is unreadable (%s); skipped", self.path, number, exc)
+
+    def _apply(self, entry: dict[str, Any]) -> None:
+        op, request_id = entry["op"], str(entry["id"])
+        if op == "open":
+            self._requests[request_id] = Request(
+                request_id,
+                str(entry["asker"]),
+                str(entry["receiver"]),
+                str(entry["question"]),
+                float(entry["deadline"]),
+                int(entry["hops"]),
+                float(entry["at"]),
+            )
+        elif op == "close" and request_id in self._requests:
+            self._requests[request_id] = replace(
+                self._requests[request_id],
+                status=entry["status"],
+                answer=str(entry.get("answer", "")),
+                closed_at=float(entry["at"]),
+            )
+        elif op == "delivered" and request_id in self._requests:
+            self._requests[request_id] = replace(self._requests[request_id], delivered=True)
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # end a torn line from a crash so this one stands alone
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._apply(entry)
+
+    def open_request(self, asker: str, receiver: str, question: str, timeout: float, hops: int) -> Request:
+        """Record a new request, durably, and return it."""
+        now = self._clock.now()
+        request_id = f"q-{uuid.uuid4().hex[:12]}"
+        self._append(
+            {
+                "op": "open",
+                "id": request_id,
+                "asker": asker,
+                "receiver": receiver,
+                "question": question,
+                "deadline": now + timeout,
+                "hops": hops,
+                "at": now,
+            }
+        )
+        return self._requests[request_id]
+
+    def close(self, request_id: str, status: RequestStatus, answer: str) -> Request | None:
+        """Close an open request; None when it is unknown or already closed (nothing is written)."""
+        request = self._requests.get(request_id)
+        if request is None or not request.open:
+            return None
+        self._append({"op": "close", "id": request_id, "status": status, "answer": answer, "at": self._clock.now()})
+        return self._requests[request_id]
+
+    def mark_delivered(self, request_id: str) -> None:
+        request = self._requests.get(request_id)
+        if request is not None and not request.delivered:
+            self._append({"op": "delivered", "id": request_id})
+
+    def get(self, request_id: str) -> Request | None:
+        return self._requests.get(request_id)
+
+    def all(self) -> list[Request]:
+        return list(self._requests.values())
+
+    def open_requests(self) -> list[Request]:
+        return [request for request in self._requests.values() if request.open]
+
+    def due(self) -> list[Request]:
+        """Open requests whose deadline has passed."""
+        now = self._clock.now()
+        return [request for request in self.open_requests() if request.deadline <= now]
+
+    def next_deadline(self) -> float | None:
+        return min((request.deadline for request in self.open_requests()), default=None)
