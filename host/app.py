@@ -134,6 +134,7 @@ class HostServer:
     async def serve(self, transport: Transport) -> None:
         """Serve until `shutdown` or the shell closes its end; then stop runs and the kernel."""
         self._peer = JsonRpcPeer(transport, self.shell_router, name="shell")
+        await self.together.recover()
         async with asyncio.TaskGroup() as tasks:
             kernel_task = tasks.create_task(self.kernel.run())
             runs_task = tasks.create_task(self.runs.serve())

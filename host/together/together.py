@@ -109,13 +109,16 @@ class Together:
         self.deliveries.forget(agent_id)
         await self.work_service.agent_deleted(agent_id)
 
-    async def serve(self) -> None:
-        """Deliver what waited when the host stopped, then expire requests at their deadlines until cancelled."""
+    async def recover(self) -> None:
+        """At start-up, before the shell is served: deliver what waited when the host last stopped, once."""
         waiting = self.deliveries.recover()
         await self.desk.recover()
         await self.deliveries.pump_all()
         if waiting:
             logger.info("delivering %d run(s) that waited when the host last stopped", waiting)
+
+    async def serve(self) -> None:
+        """Expire requests at their deadlines until cancelled."""
         await self.desk.serve()
 
     def halt(self) -> None:
