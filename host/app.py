@@ -92,7 +92,9 @@ class HostServer:
             on_status=self._agent_changed,
             transcripts=lambda run: self.together.transcript_of(run),
         )
-        self.together = Together(config.data_dir, self.store, self.runs, self.notify, self._agent_changed)
+        self.together = Together(
+            config.data_dir, self.store, self.runs, self.notify, self._agent_changed, clock=config.clock
+        )
         self.warmup = ModelWarmup(self.store, self.kernel, self.planner.resolve_model, self.notify)
         self.agents = AgentService(
             self.store, self.runs, self.kernel, self.hub, self.notify, on_settings=self.warmup.agent_changed

@@ -2,7 +2,7 @@
 
 The data directory is resolved by `protocol.datadir.resolve_data_dir` (flag, `$HEARTH_HOME`, platform
 default). The kernel starts as a child process unless a `kernel_launcher` is given: the seam the tests
-use to run a kernel in memory.
+use to run a kernel in memory. `clock` drives request deadlines, so tests can move time by hand.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from host.supervisor import KernelLauncher, default_kernel_command, process_launcher
+from host.together.clock import Clock, SystemClock
 
 __all__ = ["HostConfig"]
 
@@ -20,6 +21,8 @@ class HostConfig:
     data_dir: Path
     kernel_command: list[str] = field(default_factory=default_kernel_command)
     kernel_launcher: KernelLauncher | None = None
+    clock: Clock = field(default_factory=SystemClock)
+    """The time source of request deadlines (tests pass one they move by hand)."""
 
     def launcher(self) -> KernelLauncher:
         """The kernel launcher: the configured one, or a child process running `kernel_command`."""

@@ -34,12 +34,20 @@ async def ended(host: HostProcess, agent_id: str, where: Any = lambda p: True, *
 
 def test_two_agents_converse_and_each_transcript_holds_only_its_own_side(tmp_path: Path) -> None:
     ann = scripted_model(
-        {"match": r"^tell bob (.*)$", "on": "user", "toolCalls": [tool("send_to_agent", agentId="bob", message=r"hello \1")]},
+        {
+            "match": r"^tell bob (.*)$",
+            "on": "user",
+            "toolCalls": [tool("send_to_agent", agentId="bob", message=r"hello \1")],
+        },
         {"match": r"(?m)^thanks for (.*)$", "on": "wake", "reply": r"bob thanked me for \1"},
         DONE,
     )
     bob = scripted_model(
-        {"match": r"(?m)^hello (.*)$", "on": "wake", "toolCalls": [tool("send_to_agent", agentId="ann", message=r"thanks for \1")]},
+        {
+            "match": r"(?m)^hello (.*)$",
+            "on": "wake",
+            "toolCalls": [tool("send_to_agent", agentId="ann", message=r"thanks for \1")],
+        },
         DONE,
     )
 
@@ -191,7 +199,9 @@ def test_a_busy_agents_wake_waits_for_its_turn_and_a_priority_wake_takes_over(tm
             busy = await host.call("agent.send", {"agentId": "bob", "text": "slow"})
             await host.wait_for("agent.delta", lambda p: p["runId"] == busy["runId"])
             await host.send_and_wait("ann", "note first")
-            said = [p for m, p in host.events if m == "agent.tool" and p["agentId"] == "ann" and p["status"] == "completed"]
+            said = [
+                p for m, p in host.events if m == "agent.tool" and p["agentId"] == "ann" and p["status"] == "completed"
+            ]
             assert "number 1 in its queue" in said[-1]["content"]
             info = await host.call("agent.get", {"agentId": "bob"})
             assert [q["kind"] for q in info["queue"]] == ["wake"]

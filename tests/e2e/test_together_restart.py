@@ -51,7 +51,9 @@ def test_after_sigkill_an_unanswered_wake_and_an_open_request_are_each_delivered
     async def second_life() -> None:
         async with HostProcess(tmp_path) as host:
             await host.wait_for("agent.message", lambda p: p["agentId"] == "bob" and p["message"]["text"] == "got ping")
-            await host.wait_for("agent.message", lambda p: p["agentId"] == "ann" and p["message"]["text"] == "heard pong!")
+            await host.wait_for(
+                "agent.message", lambda p: p["agentId"] == "ann" and p["message"]["text"] == "heard pong!"
+            )
             await host.wait_for("agent.ended", lambda p: p["agentId"] == "ann")
 
     async def third_life() -> None:

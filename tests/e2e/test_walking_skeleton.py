@@ -89,7 +89,8 @@ def test_a_second_message_to_a_busy_agent_is_queued_and_answered_in_order_and_th
             page = await host.call("agent.transcript", {"agentId": "ann"})
             partial = [e for e in page["events"] if e["type"] == "assistant"]
             assert partial and partial[0]["partial"] is True and partial[0]["text"].startswith("xxxx")
-            kinds = [(e["type"], e.get("text", "")[:5], e.get("runId")) for e in page["events"] if e["type"] != "context"]
+            shown = [e for e in page["events"] if e["type"] != "context"]
+            kinds = [(e["type"], e.get("text", "")[:5], e.get("runId")) for e in shown]
             # Each message sits right before its own answer: never two user messages in a row.
             assert [k[:2] for k in kinds if k[0] == "user"] == [("user", "slow"), ("user", "say a")]
             users = [i for i, k in enumerate(kinds) if k[0] == "user"]

@@ -53,7 +53,9 @@ def test_a_work_run_cannot_surface_a_members_private_memory_and_a_direct_run_sti
             await host.call("agent.create", {"name": "ann", "settings": probe_rules(tmp_path)})
             await host.call("memory.note", {"agentId": "ann", "text": f"The user's childhood nickname is {SECRET}."})
             work = await host.call("work.create", {"name": "Launch", "members": ["ann"]})
-            sent = await host.call("work.dispatch", {"workId": work["workId"], "agentId": "ann", "instruction": "probe"})
+            sent = await host.call(
+                "work.dispatch", {"workId": work["workId"], "agentId": "ann", "instruction": "probe"}
+            )
             done = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
             assert done["reason"] == "idle"
             status = await host.call("host.status")
@@ -92,16 +94,24 @@ def test_a_stale_board_revision_is_refused_and_the_board_is_unchanged(tmp_path: 
                 await host.call("work.taskCreate", {**ref, "title": "Write it twice", "expectedRevision": 0})
             assert stale.value.code == CONFLICT and stale.value.data == {"revision": 1}
             with pytest.raises(JsonRpcError) as stale_move:
-                await host.call("work.taskTransition", {**ref, "taskId": "t-1", "status": "done", "expectedRevision": 0})
+                await host.call(
+                    "work.taskTransition", {**ref, "taskId": "t-1", "status": "done", "expectedRevision": 0}
+                )
             assert stale_move.value.code == CONFLICT
             sent = await host.call("work.dispatch", {**ref, "agentId": "ann", "instruction": "hand off"})
             await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-            refused = [p for m, p in host.events if m == "agent.tool" and p.get("name") == "handoff_task" and p["status"] == "completed"]
+            refused = [
+                p
+                for m, p in host.events
+                if m == "agent.tool" and p.get("name") == "handoff_task" and p["status"] == "completed"
+            ]
             assert refused and refused[0]["isError"] and "revision 1" in refused[0]["content"]
             board = await host.call("work.get", ref)
             assert board["revision"] == 1
             assert [(t["title"], t["status"], t["handoffs"]) for t in board["tasks"]] == [("Write it", "todo", [])]
-            moved = await host.call("work.taskTransition", {**ref, "taskId": "t-1", "status": "doing", "expectedRevision": 1})
+            moved = await host.call(
+                "work.taskTransition", {**ref, "taskId": "t-1", "status": "doing", "expectedRevision": 1}
+            )
             assert moved["revision"] == 2 and moved["task"]["status"] == "doing"
             timeline = await host.call("work.timeline", ref)
             kinds = [(e["kind"], e["actor"]) for e in timeline["entries"]]

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from host.app import HostServer
 from host.config import HostConfig
 from host.supervisor import KernelChild
+from host.together.clock import Clock
 from kernel.server import KernelServer
 from protocol.models.host import PROTOCOL_VERSION
 from protocol.peer import JsonRpcPeer
@@ -64,14 +66,23 @@ class MemoryHost(TestShell):
         data_dir: the host's data directory.
         initialize: send `initialize` on entry.
         launcher: how kernels start (default: a `MemoryKernel` each time, kept in `kernels`).
+        clock: the time source of request deadlines (default: the system's).
     """
 
-    def __init__(self, data_dir: Path, *, initialize: bool = True, launcher: KernelFactory | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        initialize: bool = True,
+        launcher: KernelFactory | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         super().__init__()
         self.data_dir = data_dir
         self.kernels: list[MemoryKernel] = []
         self._initialize = initialize
-        self.server = HostServer(HostConfig(data_dir=data_dir, kernel_launcher=launcher or self._launch))
+        config = HostConfig(data_dir=data_dir, kernel_launcher=launcher or self._launch)
+        self.server = HostServer(config if clock is None else replace(config, clock=clock))
         self._tasks: list[asyncio.Task[None]] = []
 
     async def _launch(self) -> KernelChild:

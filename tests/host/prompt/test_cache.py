@@ -31,7 +31,7 @@ def store(agent_dir: Path) -> Iterator[MemoryStore]:
 
 
 def turn(
-    agent_dir: Path, store: MemoryStore | None, text: str = "hello", roster: list[tuple[str, str]] | None = None
+    agent_dir: Path, store: MemoryStore | None, text: str = "hello", roster: list[tuple[str, str, str]] | None = None
 ) -> AssembledPrompt:
     return assemble_prompt(agent_dir, ADA, roster or [], store, text)
 
@@ -133,9 +133,9 @@ def test_compaction_bumps_the_epoch_and_the_next_turn_renders_again(agent_dir: P
 
 
 def test_a_roster_change_starts_a_new_epoch_and_its_order_does_not(agent_dir: Path, store: MemoryStore) -> None:
-    first = turn(agent_dir, store, roster=[("bob", "Bob"), ("cy", "Cy")])
-    assert turn(agent_dir, store, roster=[("cy", "Cy"), ("bob", "Bob")]).epoch == first.epoch
-    changed = turn(agent_dir, store, roster=[("bob", "Bob")])
+    first = turn(agent_dir, store, roster=[("bob", "Bob", ""), ("cy", "Cy", "")])
+    assert turn(agent_dir, store, roster=[("cy", "Cy", ""), ("bob", "Bob", "")]).epoch == first.epoch
+    changed = turn(agent_dir, store, roster=[("bob", "Bob", "")])
     assert changed.epoch == first.epoch + 1 and "Cy" not in changed.system
 
 
@@ -153,7 +153,7 @@ def test_a_corrupt_cache_file_means_a_live_render_not_a_crash(
 def test_memory_off_means_no_memory_section_and_no_recall_block(agent_dir: Path, store: MemoryStore) -> None:
     asyncio.run(store.note("User likes tea", evidence=USER))
     prompt = turn(agent_dir, None, "do I like tea?")
-    assert prompt.recall_block is None and [s.name for s in prompt.segments] == ["identity"]
-    assert "tea" not in prompt.system and "memory" not in prompt.system.lower()
+    assert prompt.recall_block is None and [s.name for s in prompt.segments] == ["identity", "roster"]
+    assert "likes tea" not in prompt.system and "memory" not in prompt.system.lower()
     on = turn(agent_dir, store, "do I like tea?")
     assert "User likes tea" in on.system and on.epoch == prompt.epoch + 1

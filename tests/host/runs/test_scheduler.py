@@ -61,7 +61,7 @@ def test_a_second_send_waits_outside_the_transcript_and_a_cancel_by_run_id_drops
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(SLOW, ECHO)})
-            first = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
+            await host.call("agent.send", {"agentId": "ann", "text": "slow"})
             dropped = await host.call("agent.send", {"agentId": "ann", "text": "say dropped"})
             kept = await host.call("agent.send", {"agentId": "ann", "text": "say kept"})
             assert (dropped["position"], kept["position"]) == (1, 2)
