@@ -1,4 +1,5 @@
-"""End to end: a wake and a request left unanswered by a SIGKILLed host are delivered once after a restart."""
+"""End to end: a wake and a request left unanswered by a SIGKILLed host are delivered once after a restart,
+and a Work written before the kill is whole after it."""
 
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ def test_after_sigkill_an_unanswered_wake_and_an_open_request_are_each_delivered
             for name in ("bob", "carl"):
                 busy = await host.call("agent.send", {"agentId": name, "text": "slow"})
                 await host.wait_for("agent.delta", lambda p, r=busy["runId"]: p["runId"] == r)
+            await host.call("work.create", {"name": "Kept", "members": ["ann"]})
+            await host.call("work.taskCreate", {"workId": "kept", "title": "Survive", "expectedRevision": 0})
+            await host.call("work.post", {"workId": "kept", "text": "before the kill"})
             await host.send_and_wait("ann", "go")
             for name in ("bob", "carl"):
                 assert len((await host.call("agent.get", {"agentId": name}))["queue"]) == 1
@@ -62,6 +66,10 @@ def test_after_sigkill_an_unanswered_wake_and_an_open_request_are_each_delivered
             assert status["runs"] == []
             for name in ("ann", "bob", "carl"):
                 assert (await host.call("agent.get", {"agentId": name}))["queue"] == []
+            work = await host.call("work.get", {"workId": "kept"})
+            assert work["revision"] == 1 and [t["title"] for t in work["tasks"]] == ["Survive"]
+            timeline = await host.call("work.timeline", {"workId": "kept"})
+            assert [e["text"] for e in timeline["entries"]][-1] == "before the kill"
 
     asyncio.run(first_life())
     asyncio.run(second_life())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,8 @@ class FaultReport:
     statuses: Counter[str]
     without_outcome: int
     outcome_wakes: int
+    seconds: tuple[float, ...]
+    """Per request: from sending the question to the asker's outcome message."""
 
 
 def _receiver(fault: str) -> dict[str, Any]:
@@ -77,6 +80,7 @@ async def run_requests_with_faults(data_dir: Path, count: int, seed: int) -> Fau
         DONE,
     )
     faults: Counter[str] = Counter()
+    seconds: list[float] = []
     async with MemoryHost(data_dir, clock=clock) as host:
         await host.call("settings.set", {"maxConcurrentRuns": 64})
         await host.call("agent.create", {"name": "asker", "settings": asker})
@@ -88,6 +92,7 @@ async def run_requests_with_faults(data_dir: Path, count: int, seed: int) -> Fau
             receiver = f"r-{number}"
             await host.call("agent.create", {"name": receiver, "settings": _receiver(fault)})
             mark = len(host.events)
+            start = time.perf_counter()
             await host.send_and_wait("asker", f"ask {receiver} question {number}")
             asked = await host.wait_for(
                 "agent.tool", lambda p: p["name"] == "ask_agent" and p["status"] == "completed", after=mark
@@ -108,8 +113,10 @@ async def run_requests_with_faults(data_dir: Path, count: int, seed: int) -> Fau
             await host.wait_for(
                 "agent.message", lambda p, q=request_id: p["message"]["text"] == f"outcome {q}", after=mark, timeout=60
             )
+            seconds.append(time.perf_counter() - start)
         book = desk.book.all()
         transcript = host.server.store.transcript("asker").read_all()
     statuses = Counter(str(r.status) for r in book if r.status is not None)
     wakes = sum(1 for e in transcript if e["type"] == "wake" and e.get("status"))
-    return FaultReport(faults, statuses, sum(1 for r in book if r.status is None or not r.delivered), wakes)
+    left = sum(1 for r in book if r.status is None or not r.delivered)
+    return FaultReport(faults, statuses, left, wakes, tuple(seconds))
