@@ -143,7 +143,12 @@ class Deliveries:
         origin = RunOrigin(
             kind=item.kind, from_agent=item.from_agent, hops=item.hops, request_id=item.request_id, work_id=item.work_id
         )
-        _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)
+        try:
+            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)
+        except BaseException:
+            # Not started (its message could not be written): it waits, and the caller hears why.
+            inbox.mark_started(item.run_id, False)
+            raise
         self._seqs[item.run_id] = seq
 
     async def run_ended(self, run: Run) -> None:

@@ -108,8 +108,8 @@ class Inbox:
         self._save()
         return self.waiting().index(item) + 1
 
-    def mark_started(self, run_id: str) -> None:
-        self.items = [replace(item, started=True) if item.run_id == run_id else item for item in self.items]
+    def mark_started(self, run_id: str, started: bool = True) -> None:
+        self.items = [replace(item, started=started) if item.run_id == run_id else item for item in self.items]
         self._save()
 
     def remove(self, run_id: str) -> InboxItem | None:

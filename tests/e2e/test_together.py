@@ -173,11 +173,14 @@ def test_a_chain_of_four_agents_is_allowed_and_the_fifth_hop_is_refused_leaving_
             )
             assert "Not sent" in refused["content"]
             await ended(host, "d")
+            assert events(tmp_path, "e") == []
+            mark = len(host.events)
+            await host.send_and_wait("d", "chain")  # a person's message starts the count again
+            await ended(host, "e", after=mark)
 
     run(main())
-    assert events(tmp_path, "e") == []
-    hops = [[w["hops"] for w in events(tmp_path, x) if w["type"] == "wake"] for x in "bcd"]
-    assert hops == [[1], [2], [3]]
+    hops = [[w["hops"] for w in events(tmp_path, x) if w["type"] == "wake"] for x in "bcde"]
+    assert hops == [[1], [2], [3], [1]]
 
 
 def test_a_busy_agents_wake_waits_for_its_turn_and_a_priority_wake_takes_over(tmp_path: Path) -> None:

@@ -53,3 +53,12 @@ def test_a_corrupt_inbox_file_is_set_aside_whole_and_the_inbox_starts_empty(tmp_
     assert len(aside) == 1 and aside[0].read_text(encoding="utf-8") == '{"items": [ {"runId": "torn'
     inbox.push(item("r1"))
     assert json.loads(path.read_text(encoding="utf-8"))["items"][0]["run_id"] == "r1"
+
+
+def test_an_item_marked_started_and_then_not_waits_again_in_its_place(tmp_path: Path) -> None:
+    inbox = Inbox(tmp_path / "inbox.json")
+    inbox.push(item("r1"))
+    inbox.push(item("r2"))
+    inbox.mark_started("r1")
+    inbox.mark_started("r1", False)
+    assert [i.run_id for i in Inbox(tmp_path / "inbox.json").waiting()] == ["r1", "r2"]
