@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,68 @@ def test_a_deleted_work_goes_to_the_trash_and_a_deleted_agent_leaves_its_works(t
 
     asyncio.run(main())
     assert [p.name.startswith("work-drop-") for p in (tmp_path / "trash").iterdir()].count(True) == 1
+
+
+def _member(rules: list[dict[str, object]]) -> dict[str, object]:
+    settings = scripted_model(*rules, {"match": ".", "on": "tool", "reply": "done"})
+    settings["toolPermission"] = "always"
+    return settings
+
+
+def _results(path: Path, name: str) -> list[str]:
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [e["content"] for e in lines if e["type"] == "tool" and e["name"] == name]
+
+
+def test_work_files_and_work_memory_are_shared_in_the_work_and_absent_from_direct_runs(tmp_path: Path) -> None:
+    def tool(name: str, **arguments: object) -> dict[str, object]:
+        return {"name": name, "arguments": arguments}
+
+    ann = _member(
+        [
+            {
+                "match": r"write",
+                "on": "user",
+                "toolCalls": [
+                    tool("write_file", path="plan.md", content="ship on friday"),
+                    tool("memory_note", text="The launch is on Friday."),
+                ],
+            },
+            {"match": r"^recall$", "on": "user", "toolCalls": [tool("memory_recall", query="launch Friday")]},
+        ]
+    )
+    bob = _member(
+        [
+            {
+                "match": r"read",
+                "on": "user",
+                "toolCalls": [tool("read_file", path="plan.md"), tool("memory_recall", query="launch Friday")],
+            }
+        ]
+    )
+
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": ann})
+            await host.call("agent.create", {"name": "bob", "settings": bob})
+            await host.call("work.create", {"name": "Launch", "members": ["ann", "bob"]})
+            for agent_id, instruction in (("ann", "write"), ("bob", "read")):
+                sent = await host.call(
+                    "work.dispatch", {"workId": "launch", "agentId": agent_id, "instruction": instruction}
+                )
+                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+            await host.send_and_wait("ann", "recall")
+
+    asyncio.run(main())
+    work = tmp_path / "works" / "launch"
+    assert (work / "scratch" / "plan.md").read_text(encoding="utf-8") == "ship on friday"
+    read, recalled = (
+        _results(work / "members" / "bob" / "transcript.jsonl", "read_file")[0],
+        _results(work / "members" / "bob" / "transcript.jsonl", "memory_recall")[0],
+    )
+    assert "ship on friday" in read and "The launch is on Friday." in recalled
+    assert "The launch is on Friday." in (work / "memory" / "ledger.jsonl").read_text(encoding="utf-8")
+    direct = _results(tmp_path / "agents" / "ann" / "transcript.jsonl", "memory_recall")[0]
+    assert direct.startswith("Nothing matched")
+    private = tmp_path / "agents" / "ann" / "memory" / "ledger.jsonl"
+    assert not private.exists() or "Friday" not in private.read_text(encoding="utf-8")

@@ -129,3 +129,29 @@ def test_read_agent_transcript_shows_a_peers_replies_but_not_its_memory(tmp_path
     seen = tool_results(tmp_path, "reader", "read_agent_transcript")[0]["content"]
     assert "the user: hello" in seen and "[used tools: memory_recall]" in seen
     assert "blue door" not in seen and "vault" not in seen
+
+
+def test_check_agent_tells_the_peers_state_queue_and_the_open_requests_between_them(tmp_path: Path) -> None:
+    asker = scripted_model(
+        {"match": r"^ask$", "on": "user", "toolCalls": [call("ask_agent", agentId="busy", question="status?")]},
+        {"match": r"^check$", "on": "user", "toolCalls": [call("check_agent", agentId="busy")]},
+        {"match": r"^check me$", "on": "user", "toolCalls": [call("check_agent", agentId="asker")]},
+        DONE,
+    )
+
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "asker", "settings": asker})
+            await host.call("agent.create", {"name": "busy", "settings": scripted_model(SLOW)})
+            running = await host.call("agent.send", {"agentId": "busy", "text": "slow"})
+            await host.wait_for("agent.delta", lambda p: p["runId"] == running["runId"])
+            await host.send_and_wait("asker", "ask")
+            await host.send_and_wait("asker", "check")
+            await host.send_and_wait("asker", "check me")
+            await host.call("agent.cancel", {"agentId": "busy"})
+
+    asyncio.run(main())
+    checked, own = tool_results(tmp_path, "asker", "check_agent")
+    assert "busy (busy) is running, with 1 run(s) waiting." in checked["content"]
+    assert "Your open requests to it: q-" in checked["content"] and not checked["isError"]
+    assert own["isError"] and "your own id" in own["content"]
