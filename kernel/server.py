@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
+from kernel.mcp import McpPool, ServerSpec, mcp_turn_tools
 from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage, Warmable
 from kernel.providers.clients import ClientPool
 from kernel.providers.registry import open_provider
 from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver
-from kernel.turn_tools import CURRENT_CALL, TurnTools
+from kernel.turn_tools import CURRENT_CALL, LocalToolLike, TurnTools
 from protocol.dispatch import Router
 from protocol.errors import RUN_FAILED, JsonRpcError
 from protocol.models.base import Empty, EmptyParams
@@ -45,6 +47,7 @@ from protocol.models.kernel import (
     TurnStartResult,
     TurnToolEvent,
 )
+from protocol.models.mcp import McpCloseParams, McpStatusEvent
 from protocol.models.transcript import ToolCallInfo, UsageInfo
 from protocol.models.warmup import ModelWarmParams, ModelWarmResult
 from protocol.peer import JsonRpcPeer
@@ -152,7 +155,13 @@ class _TextCollector:
 
 
 class KernelServer:
-    def __init__(self) -> None:
+    """Args:
+    detect_mcp_sandbox: finds the OS sandbox MCP servers run in (a seam, so tests can take it away).
+    """
+
+    def __init__(
+        self, detect_mcp_sandbox: Callable[[], ShellSandbox | Unavailable] = lambda: detect_shell_sandbox("auto")
+    ) -> None:
         self.router = Router()
         self._peer: JsonRpcPeer | None = None
         self._turns: dict[str, asyncio.Task[None]] = {}
@@ -163,12 +172,15 @@ class KernelServer:
         self._shells: ShellPool | None = None
         self.clients = ClientPool()
         """The SDK clients of the model calls, one per provider configuration, closed when serving ends."""
+        self._detect_mcp_sandbox = detect_mcp_sandbox
+        self._mcp: McpPool | None = None
         self.router.add("initialize", KernelInitializeParams, self.initialize)
         self.router.add("turn.start", TurnStartParams, self.turn_start)
         self.router.add("turn.cancel", RunRef, self.turn_cancel)
         self.router.add("summarize", SummarizeParams, self.summarize)
         self.router.add("session.close", SessionCloseParams, self.session_close)
         self.router.add("model.warm", ModelWarmParams, self.model_warm)
+        self.router.add("mcp.close", McpCloseParams, self.mcp_close)
         self.router.add("shutdown", EmptyParams, self.shutdown)
 
     async def serve(self, transport: Transport) -> None:
@@ -185,6 +197,8 @@ class KernelServer:
                 stopping.cancel()
                 if self._shells is not None:
                     await self._shells.close_all()
+                if self._mcp is not None:
+                    await self._mcp.close_all()
                 if not serving.done():
                     await asyncio.sleep(0)  # let the answer to `shutdown` go out
                     serving.cancel()
@@ -206,7 +220,25 @@ class KernelServer:
             )
             for t in self._tools.values()
         ]
-        return KernelInitializeResult(name="hearth-kernel", version=PROTOCOL_VERSION, tools=tools, shell=shell)
+        mcp = await self._start_mcp()
+        return KernelInitializeResult(
+            name="hearth-kernel", version=PROTOCOL_VERSION, tools=tools, shell=shell, mcp=mcp
+        )
+
+    async def _start_mcp(self) -> ShellAvailability:
+        sandbox = await asyncio.to_thread(self._detect_mcp_sandbox)
+        if self._mcp is None:
+            assert self._tasks is not None
+            self._mcp = McpPool(sandbox, self._mcp_status)
+            self._tasks.create_task(self._mcp.serve())
+        if isinstance(sandbox, Unavailable):
+            logger.warning("no MCP servers: %s", sandbox.reason)
+            return ShellAvailability(available=False, reason=sandbox.reason)
+        return ShellAvailability(available=True)
+
+    async def _mcp_status(self, event: McpStatusEvent) -> None:
+        if self._peer is not None:
+            await self._peer.notify("mcp.status", event)
 
     async def turn_start(self, params: TurnStartParams) -> TurnStartResult:
         if params.run_id in self._turns:
@@ -241,6 +273,13 @@ class KernelServer:
     async def session_close(self, params: SessionCloseParams) -> Empty:
         if self._shells is not None:
             await self._shells.close(params.session)
+        if self._mcp is not None:
+            await self._mcp.close(params.session)
+        return Empty()
+
+    async def mcp_close(self, params: McpCloseParams) -> Empty:
+        if self._mcp is not None:
+            await self._mcp.close(params.session)
         return Empty()
 
     async def shutdown(self, _: EmptyParams) -> Empty:
@@ -321,7 +360,12 @@ class KernelServer:
         config = to_config(params.model)
         provider = open_provider(config, clients=self.clients)
         host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
-        local, context = self._local_tools_for(params)
+        enabled, context = self._local_tools_for(params)
+        local: dict[str, LocalToolLike] = dict(enabled)
+        if context is not None and self._mcp is not None:
+            specs = [ServerSpec.from_wire(spec) for spec in params.mcp_servers]
+            servers = await self._mcp.ready_servers(params.session, context.policy, specs)
+            local = {**local, **mcp_turn_tools(servers, context_window=params.model.context_window)}
         turn_tools = TurnTools(local, context, host_tools, self._call_host_tool_for(params.run_id))
         messages = [to_message(m) for m in params.messages]
         return await run_turn(provider, config, messages, turn_tools, notifier, max_steps=params.max_steps)

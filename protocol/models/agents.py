@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
 from protocol.models.together import QueuedRun
+from protocol.models.mcp import McpServerSettings, McpServerState, check_unique_names
 from protocol.models.transcript import TranscriptEvent
 
 __all__ = [
@@ -76,6 +77,9 @@ class AgentSettings(WireModel):
     memory: bool = True
     tool_permission: ToolPermission = "ask"
     network: bool = False
+    mcp_servers: list[McpServerSettings] = Field(default_factory=list)
+
+    _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 
 
 class AgentSettingsPatch(Params):
@@ -86,6 +90,9 @@ class AgentSettingsPatch(Params):
     memory: bool | None = None
     tool_permission: ToolPermission | None = None
     network: bool | None = None
+    mcp_servers: list[McpServerSettings] | None = Field(default=None, description="Replaces the whole list.")
+
+    _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 
 
 class AgentInfo(WireModel):
@@ -95,6 +102,7 @@ class AgentInfo(WireModel):
     status: AgentStatus = "idle"
     settings: AgentSettings
     queue: list[QueuedRun] = Field(default_factory=list, description="Runs waiting behind the current one.")
+    mcp: list[McpServerState] = Field(default_factory=list, description="The state of each configured MCP server.")
 
 
 class AgentCreateParams(Params):

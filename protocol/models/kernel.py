@@ -13,6 +13,7 @@ from pydantic import Field
 from protocol.ids import Decision
 from protocol.models.agents import ScriptRule
 from protocol.models.base import Params, WireModel
+from protocol.models.mcp import McpServerSpec
 from protocol.models.policy import ApprovalRule, SandboxPolicy
 from protocol.models.transcript import EndReason, ToolCallInfo, UsageInfo
 
@@ -91,6 +92,7 @@ class KernelInitializeResult(WireModel):
     version: str
     tools: list[ToolSpec]
     shell: ShellAvailability
+    mcp: ShellAvailability | None = Field(default=None, description="Whether MCP servers can be sandboxed here.")
 
 
 class TurnStartParams(Params):
@@ -104,6 +106,7 @@ class TurnStartParams(Params):
     policy: SandboxPolicy | None = None
     approvals: list[ApprovalRule] = Field(default_factory=list)
     max_steps: int = Field(default=24, ge=1, le=200)
+    mcp_servers: list[McpServerSpec] = Field(default_factory=list, description="Started lazily, each sandboxed.")
 
 
 class TurnStartResult(WireModel):

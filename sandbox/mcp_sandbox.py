@@ -1,0 +1,212 @@
+"""The OS sandbox of an MCP server: the shell's sandbox, with less in it.
+
+An MCP server sees the system read-only, the program it runs (its install prefix, a Python venv and its base
+interpreter) and the absolute paths named in its arguments read-only, its agent's workspace as its working
+directory and only writable place, and nothing else of the data dir: no memory of any agent, its own included,
+and no host file. The network is the server's own setting. Its environment is built here and nothing is
+inherited: a short allowlist, then the server's `env`, then its secrets. A path inside the data dir is never
+bound; under Landlock, where nothing can be hidden beneath a granted tree, a path that holds the data dir is
+left out too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sandbox import landlock
+from sandbox.os_sandbox import _PATH, Launch, ShellSandbox, _landlock_read_only_system, _system_binds
+from sandbox.paths import is_within
+from sandbox.policy import Policy
+
+__all__ = ["ServerProgram", "resolve_program", "server_read_paths", "server_env", "server_launch"]
+
+_PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+_SYSTEM_ROOTS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_PREFIX_PARTS = ("bin", "lib", "lib64", "pyvenv.cfg")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerProgram:
+    """What to run: the resolved program, its arguments, its environment additions and its network setting."""
+
+    program: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    network: bool = False
+
+
+def resolve_program(command: str, search_path: str | None = None) -> str | None:
+    """The absolute path of `command` (a path, or a name looked up on `search_path`), or None when missing."""
+    if "/" in command:
+        path = os.path.abspath(command)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return shutil.which(command, path=search_path)
+
+
+def _install_roots(program: str) -> list[str]:
+    """The program, and the parts of the tree it is installed in that running it needs.
+
+    For `<prefix>/bin/<name>` (as named, and resolved) that is `<prefix>`'s bin, lib and lib64 and a venv's
+    `pyvenv.cfg` with its base interpreter's tree: never the whole prefix, which may be a home directory.
+    """
+    roots = [program]
+    for path in dict.fromkeys((program, os.path.realpath(program))):
+        roots.append(path)
+        parent = os.path.dirname(path)
+        if os.path.basename(parent) != "bin":
+            continue
+        prefix = os.path.dirname(parent)
+        roots += [os.path.join(prefix, part) for part in _PREFIX_PARTS]
+        config = os.path.join(prefix, "pyvenv.cfg")
+        if os.path.isfile(config):
+            home = _venv_home(config)
+            if home is not None:
+                roots += [os.path.join(home, part) for part in _PREFIX_PARTS]
+    return roots
+
+
+def _venv_home(config: str) -> str | None:
+    """The prefix of the interpreter a venv was made from (its `home`, which names that prefix's bin)."""
+    try:
+        with open(config, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip():
+            home = os.path.realpath(value.strip())
+            return os.path.dirname(home) if os.path.basename(home) == "bin" else home
+    return None
+
+
+def _wanted(program: ServerProgram) -> list[str]:
+    return [*_install_roots(program.program), *(a for a in program.args if a.startswith("/") and "\x00" not in a)]
+
+
+def _exposable(policy: Policy, path: str, *, landlock_rules: bool) -> bool:
+    if path == "/" or any(is_within(path, root) for root in (*_PSEUDO_ROOTS, *_SYSTEM_ROOTS)):
+        return False
+    if is_within(path, policy.data_dir):
+        return False
+    return not (landlock_rules and is_within(policy.data_dir, path))
+
+
+def server_read_paths(policy: Policy, program: ServerProgram, *, landlock_rules: bool = False) -> tuple[str, ...]:
+    """The canonical paths beyond the system that the server may read.
+
+    Args:
+        policy: the run's policy (its data dir is never exposed).
+        program: the resolved server program and its arguments.
+        landlock_rules: True for Landlock, which cannot hide the data dir beneath a granted tree.
+
+    Returns:
+        Existing canonical paths, outermost first, with no path inside another and none inside the data dir.
+    """
+    found = [os.path.realpath(raw) for raw in _wanted(program)]
+    found = [path for path in found if os.path.exists(path) and _exposable(policy, path, landlock_rules=landlock_rules)]
+    outermost: list[str] = []
+    for path in sorted(set(found), key=lambda p: (p.count("/"), p)):
+        if not any(is_within(path, kept) for kept in outermost):
+            outermost.append(path)
+    return tuple(outermost)
+
+
+def server_env(
+    policy: Policy, program: ServerProgram, tmp_dir: str, kind: str, secrets: Mapping[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """The server's whole environment: the allowlist, then its `env`, then its secrets; nothing inherited.
+
+    Every name the MCP client would otherwise copy from the kernel's own environment is set here.
+    """
+    env = {
+        "PATH": f"{os.path.dirname(program.program)}:{_PATH}",
+        "HOME": policy.workspace,
+        "PWD": policy.workspace,
+        "TMPDIR": tmp_dir,
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "SHELL": "/bin/sh",
+        "USER": "hearth",
+        "LOGNAME": "hearth",
+        "HEARTH_SANDBOX": kind,
+    }
+    env.update(program.env)
+    env.update(secrets)
+    return tuple(env.items())
+
+
+def _bwrap_argv(policy: Policy, bwrap: str, program: ServerProgram) -> list[str]:
+    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+    if program.network:
+        args.append("--share-net")
+    args += _system_binds()
+    if program.network:
+        resolv = os.path.realpath("/etc/resolv.conf")
+        if not resolv.startswith(("/etc/", "/usr/")):
+            args += ["--ro-bind-try", resolv, resolv]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    bound = server_read_paths(policy, program)
+    for path in bound:
+        args += ["--ro-bind", path, path]
+    for source, alias in _aliases(policy, program, bound):
+        args += ["--ro-bind", source, alias]
+    # After the binds: an empty tmpfs over the data dir hides it even inside a bound tree; no memory comes back.
+    args += ["--tmpfs", policy.data_dir]
+    args += ["--bind", policy.workspace, policy.workspace, "--chdir", policy.workspace]
+    return [*args, "--", program.program, *program.args]
+
+
+def _aliases(policy: Policy, program: ServerProgram, bound: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(target, link) for each named path that is a symlink outside the bound trees, so the name resolves inside."""
+    aliases: list[tuple[str, str]] = []
+    for raw in dict.fromkeys(_wanted(program)):
+        real = os.path.realpath(raw)
+        if raw == real or not any(is_within(real, tree) for tree in bound):
+            continue
+        if any(is_within(raw, tree) for tree in bound) or not _exposable(policy, raw, landlock_rules=False):
+            continue
+        aliases.append((real, raw))
+    return aliases
+
+
+def server_launch(
+    sandbox: ShellSandbox,
+    policy: Policy,
+    program: ServerProgram,
+    *,
+    secrets: Mapping[str, str],
+    tmp_dir: str | None = None,
+) -> Launch:
+    """The command that starts one MCP server confined as the module docstring says.
+
+    Args:
+        sandbox: the working OS sandbox (`sandbox.detect_shell_sandbox`).
+        policy: the run's policy; its workspace must exist.
+        program: the resolved program (see `resolve_program`), its arguments, env and network setting.
+        secrets: environment variables holding secret values; they go to the environment only, never argv.
+        tmp_dir: a private temp dir, required for Landlock.
+
+    Returns:
+        The argv, environment and cwd for the subprocess.
+
+    Raises:
+        ValueError: Landlock without a `tmp_dir`.
+    """
+    confined = dataclasses.replace(policy, network=program.network)
+    if sandbox.kind == "bubblewrap":
+        env = server_env(confined, program, "/tmp", sandbox.kind, secrets)
+        return Launch(tuple(_bwrap_argv(confined, sandbox.executable, program)), env, "/")
+    if tmp_dir is None:
+        raise ValueError("a Landlock MCP server needs its own temp dir")
+    read_only = (*_landlock_read_only_system(), *server_read_paths(confined, program, landlock_rules=True))
+    rules = landlock.LandlockRules(
+        read_only=read_only, read_write=(confined.workspace, tmp_dir), network=program.network
+    )
+    spec = landlock.LaunchSpec(rules, sandbox.landlock_abi, confined.workspace, (program.program, *program.args))
+    argv = (sandbox.executable, "-I", "-S", landlock.__file__, spec.to_json())
+    return Launch(argv, server_env(confined, program, tmp_dir, sandbox.kind, secrets), "/")
