@@ -174,6 +174,7 @@ class KernelServer:
         """The SDK clients of the model calls, one per provider configuration, closed when serving ends."""
         self._detect_mcp_sandbox = detect_mcp_sandbox
         self._mcp: McpPool | None = None
+        self._mcp_task: asyncio.Task[None] | None = None
         self.router.add("initialize", KernelInitializeParams, self.initialize)
         self.router.add("turn.start", TurnStartParams, self.turn_start)
         self.router.add("turn.cancel", RunRef, self.turn_cancel)
@@ -199,6 +200,8 @@ class KernelServer:
                     await self._shells.close_all()
                 if self._mcp is not None:
                     await self._mcp.close_all()
+                if self._mcp_task is not None:
+                    self._mcp_task.cancel()
                 if not serving.done():
                     await asyncio.sleep(0)  # let the answer to `shutdown` go out
                     serving.cancel()
@@ -230,7 +233,7 @@ class KernelServer:
         if self._mcp is None:
             assert self._tasks is not None
             self._mcp = McpPool(sandbox, self._mcp_status)
-            self._tasks.create_task(self._mcp.serve())
+            self._mcp_task = self._tasks.create_task(self._mcp.serve())
         if isinstance(sandbox, Unavailable):
             logger.warning("no MCP servers: %s", sandbox.reason)
             return ShellAvailability(available=False, reason=sandbox.reason)

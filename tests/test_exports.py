@@ -17,6 +17,7 @@ PACKAGES = [
     "host.runs",
     "host.store",
     "kernel",
+    "kernel.mcp",
     "kernel.providers",
     "kernel.tools",
     "sandbox",

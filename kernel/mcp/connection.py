@@ -114,6 +114,7 @@ class McpConnection:
                 self._client = client
                 self.tools = tuple(tool for tool in tools if self.spec.offers(tool.name))
                 self.state = "ready"
+                self.last_used = time.monotonic()
                 self._settled.set()
                 await self._report("ready", len(self.tools), None, None)
                 await _first(self._closing.wait(), ended.wait())

@@ -111,8 +111,7 @@ class McpPool:
     async def close(self, session: str) -> None:
         """Stop every server of `session`."""
         async with self._locks.setdefault(session, asyncio.Lock()):
-            for key in [key for key in self._entries if key[0] == session]:
-                await self._stop(key)
+            await asyncio.gather(*(self._stop(key) for key in [key for key in self._entries if key[0] == session]))
             for key in [key for key in self._refused if key[0] == session]:
                 del self._refused[key]
         self._locks.pop(session, None)
@@ -182,7 +181,7 @@ class McpPool:
         now = time.monotonic()
         for key, entry in list(self._entries.items()):
             connection = entry.connection
-            if connection.busy or now - connection.last_used < self._idle:
+            if connection.state != "ready" or connection.busy or now - connection.last_used < self._idle:
                 continue
             async with self._locks.setdefault(key[0], asyncio.Lock()):
                 if self._entries.get(key) is entry:

@@ -31,6 +31,16 @@ def test_only_the_dispatch_module_imports_jsonrpcserver() -> None:
     assert users == {"protocol/dispatch.py"}
 
 
+def test_only_the_kernels_mcp_package_uses_the_mcp_sdk() -> None:
+    users = {
+        path
+        for package in ("protocol", "host", "kernel", "sandbox", "desktop", "hearth")
+        for path, names in _imports(package).items()
+        if names & {"mcp", "mcp_types"}
+    }
+    assert users and all(path.startswith("kernel/mcp/") for path in users), users
+
+
 def test_dependencies_flow_one_way() -> None:
     forbidden = {
         "protocol": {"host", "kernel", "sandbox", "desktop", "hearth"},
