@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from host.memory import MemoryHub
+from host.runs.mcp_board import McpBoard
 from host.runs.scheduler import Notify, RunManager
 from host.store.agents import Agent, AgentStore, apply_settings_patch
 from host.supervisor import KernelSupervisor
@@ -21,6 +22,7 @@ from protocol.models.agents import AgentInfo, AgentSettings, AgentSettingsPatch
 from protocol.models.base import Empty
 from protocol.models.host import AgentUpdatedEvent
 from protocol.models.kernel import SessionCloseParams
+from protocol.models.mcp import McpCloseParams
 from protocol.models.together import QueuedRun
 
 __all__ = ["AgentService"]
@@ -36,6 +38,8 @@ class AgentService:
     hub: the memory hub (to close a deleted agent's memory).
     notify: sends events to the shell.
     on_settings: told of an agent whose settings were just set (created or updated).
+    mcp: the live state of the agents' MCP servers.
+    check: refuses settings that cannot work (an MCP server whose program is missing), before they are written.
 
     `queue` gives what waits for an agent; `before_delete` / `after_delete` hooks run around a deletion.
     """
@@ -48,6 +52,9 @@ class AgentService:
         hub: MemoryHub,
         notify: Notify,
         on_settings: Callable[[Agent], None] = lambda _: None,
+        *,
+        mcp: McpBoard | None = None,
+        check: Callable[[AgentSettings], None] = lambda _: None,
     ) -> None:
         self.store = store
         self._on_settings = on_settings
@@ -58,6 +65,8 @@ class AgentService:
         self.queue: Callable[[str], list[QueuedRun]] = lambda _: []
         self.before_delete: list[Callable[[str], Awaitable[None]]] = []
         self.after_delete: list[Callable[[str], Awaitable[None]]] = []
+        self._mcp = mcp or McpBoard(notify)
+        self._check = check
 
     def info(self, agent: Agent) -> AgentInfo:
         return AgentInfo(
@@ -67,6 +76,7 @@ class AgentService:
             status=self._runs.status(agent.agent_id),
             settings=agent.settings,
             queue=self.queue(agent.agent_id),
+            mcp=self._mcp.states(agent.agent_id, agent.settings),
         )
 
     async def changed(self, agent_id: str) -> None:
@@ -76,7 +86,9 @@ class AgentService:
         await self._notify("agent.updated", AgentUpdatedEvent(agent_id=agent_id, agent=info))
 
     async def create(self, name: str, agent_id: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
-        agent = self.store.create(name, agent_id, apply_settings_patch(AgentSettings(), patch))
+        settings = apply_settings_patch(AgentSettings(), patch)
+        self._check(settings)
+        agent = self.store.create(name, agent_id, settings)
         self._on_settings(agent)
         await self.changed(agent.agent_id)
         return self.info(agent)
@@ -88,11 +100,24 @@ class AgentService:
         return self.info(self.store.get(agent_id))
 
     async def update(self, agent_id: str, name: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
+        """Change an agent; when its MCP servers changed, the running ones are stopped (the next turn starts them)."""
+        before = self.store.get(agent_id)
+        self._check(apply_settings_patch(before.settings, patch))
         agent = self.store.update(agent_id, name, patch)
         if patch is not None:
             self._on_settings(agent)
+        if agent.settings.mcp_servers != before.settings.mcp_servers:
+            await self._close_mcp(agent_id)
         await self.changed(agent.agent_id)
         return self.info(agent)
+
+    async def _close_mcp(self, agent_id: str) -> None:
+        self._mcp.forget(agent_id)
+        try:
+            await self._kernel.request("mcp.close", McpCloseParams(session=agent_id), Empty, timeout=30)
+        except JsonRpcError as exc:
+            # A kernel that is down has no servers running; the next turn starts them from the new settings.
+            logger.info("could not stop %s's MCP servers now: %s", agent_id, exc.message)
 
     async def delete(self, agent_id: str) -> None:
         """Stop the agent's run, close its kernel session and memory, and move its directory to the trash."""
@@ -105,6 +130,7 @@ class AgentService:
         except JsonRpcError as exc:
             logger.warning("could not close %s's kernel session: %s", agent_id, exc.message)
         self._hub.close_agent(agent_id)
+        self._mcp.forget(agent_id)
         self.store.delete(agent_id)
         for hook in self.after_delete:
             await hook(agent_id)

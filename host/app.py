@@ -32,6 +32,8 @@ from host.rpc.works import register_work_methods
 from host.runs.approval_desk import ApprovalDesk
 from host.runs.host_tools import HostTools
 from host.runs.kernel_events import KernelEvents
+from host.runs.mcp_board import McpBoard
+from host.runs.mcp_config import check_mcp_servers
 from host.runs.memory_service import MemoryService
 from host.runs.scheduler import RunManager, RunOrigin
 from host.runs.turns import TurnPlanner
@@ -96,8 +98,16 @@ class HostServer:
             config.data_dir, self.store, self.runs, self.notify, self._agent_changed, clock=config.clock
         )
         self.warmup = ModelWarmup(self.store, self.kernel, self.planner.resolve_model, self.notify)
+        self.mcp = McpBoard(self.notify)
         self.agents = AgentService(
-            self.store, self.runs, self.kernel, self.hub, self.notify, on_settings=self.warmup.agent_changed
+            self.store,
+            self.runs,
+            self.kernel,
+            self.hub,
+            self.notify,
+            on_settings=self.warmup.agent_changed,
+            mcp=self.mcp,
+            check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
         self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
@@ -108,7 +118,11 @@ class HostServer:
             self.agents, self.planner, self.host_tools, lambda: self.kernel.info, lambda: self.settings.current.max_hops
         )
         register_kernel_calls(
-            self.kernel_router, KernelEvents(self.runs, self.store, self.notify), self.host_tools, self.approvals
+            self.kernel_router,
+            KernelEvents(self.runs, self.store, self.notify),
+            self.host_tools,
+            self.approvals,
+            self.mcp,
         )
         self._peer: JsonRpcPeer | None = None
         self._stop = asyncio.Event()
@@ -183,6 +197,7 @@ class HostServer:
         await self.agents.changed(agent_id)
 
     async def _kernel_down(self, reason: str) -> None:
+        self.mcp.kernel_down()
         await self.runs.end_all_running(
             "error", f"the kernel stopped unexpectedly ({reason}); send your message again", code=KERNEL_UNAVAILABLE
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from protocol.models import agents, host, kernel, warmup
+from protocol.models import agents, host, kernel, mcp, warmup
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
@@ -58,6 +58,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "kernel.down": host.KernelDownEvent,
     "kernel.up": host.KernelUpEvent,
     "model.status": warmup.ModelStatusEvent,
+    "mcp.status": mcp.McpServerStatusEvent,
     **MEMORY_EVENTS,
     **WORK_EVENTS,
 }
@@ -69,6 +70,7 @@ KERNEL_METHODS: dict[str, Method] = {
     "summarize": (kernel.SummarizeParams, kernel.SummarizeResult),
     "session.close": (kernel.SessionCloseParams, Empty),
     "model.warm": (warmup.ModelWarmParams, warmup.ModelWarmResult),
+    "mcp.close": (mcp.McpCloseParams, Empty),
     "shutdown": (EmptyParams, Empty),
 }
 
@@ -77,6 +79,7 @@ KERNEL_EVENTS: dict[str, type[BaseModel]] = {
     "turn.message": kernel.TurnMessageEvent,
     "turn.tool": kernel.TurnToolEvent,
     "turn.ended": kernel.TurnEndedEvent,
+    "mcp.status": mcp.McpStatusEvent,
 }
 
 KERNEL_CALLS: dict[str, Method] = {

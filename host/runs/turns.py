@@ -16,6 +16,7 @@ from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
 from host.prompt.identity import AgentIdentity, roster_line
 from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.runs.context import build_messages
+from host.runs.mcp_config import mcp_server_specs
 from host.store.agents import Agent, AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.secrets import SecretStore, resolve_api_key
@@ -103,7 +104,7 @@ class TurnPlanner:
         latest = next(
             (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
         )
-        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note())
+        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note(agent))
         roster = [
             (mate.agent_id, mate.name, roster_line(mate.settings.instructions))
             for mate in self._store.list()
@@ -128,6 +129,7 @@ class TurnPlanner:
             tools=self._tools(agent),
             policy=self._policy(agent),
             approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
+            mcp_servers=mcp_server_specs(agent.settings, self._secrets),
         )
 
     def _tools(self, agent: Agent) -> ToolSet:
@@ -143,12 +145,23 @@ class TurnPlanner:
             permission=agent.settings.tool_permission,
         )
 
-    def tools_note(self) -> str:
-        """What the agent is told about tools it does not have (the shell, where no OS sandbox works)."""
+    def tools_note(self, agent: Agent | None = None) -> str:
+        """What the agent is told about tools it does not have (the shell, MCP servers, where no OS sandbox works)."""
         info = self._kernel_info()
-        if info is None or info.shell.available:
+        if info is None:
             return ""
-        return f"There is no shell tool: {info.shell.reason}. No OS sandbox could confine it, so it is not offered."
+        notes = []
+        if not info.shell.available:
+            notes.append(
+                f"There is no shell tool: {info.shell.reason}. No OS sandbox could confine it, so it is not offered."
+            )
+        if agent is not None and agent.settings.mcp_servers and info.mcp is not None and not info.mcp.available:
+            names = ", ".join(server.name for server in agent.settings.mcp_servers)
+            notes.append(
+                f"Your MCP servers ({names}) are not started: {info.mcp.reason}. No OS sandbox could confine them, "
+                "so their tools are not offered."
+            )
+        return " ".join(notes)
 
     async def _compact(self, agent: Agent, events: list[dict[str, Any]], spec: ModelSpec) -> bool:
         older, _ = split_for_compaction(events)

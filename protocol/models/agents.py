@@ -8,8 +8,8 @@ from pydantic import Field, field_validator
 
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
-from protocol.models.together import QueuedRun
 from protocol.models.mcp import McpServerSettings, McpServerState, check_unique_names
+from protocol.models.together import QueuedRun
 from protocol.models.transcript import TranscriptEvent
 
 __all__ = [
