@@ -67,6 +67,25 @@ def _memory(args: argparse.Namespace) -> int:
     )
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from desktop.mcp_cmd import McpCommand, run_mcp_command
+    from protocol.datadir import resolve_data_dir
+
+    return run_mcp_command(
+        McpCommand(
+            action=args.action,
+            agent=args.agent,
+            data_dir=resolve_data_dir(args.data_dir),
+            name=getattr(args, "name", None),
+            command=getattr(args, "server_command", []),
+            env=getattr(args, "env", []),
+            secret_env=getattr(args, "secret_env", []),
+            tools=getattr(args, "tool", []),
+            network=getattr(args, "network", False),
+        )
+    )
+
+
 def _schema(args: argparse.Namespace) -> int:
     from protocol.schema import schema_json
 
@@ -135,6 +154,29 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     action("verify", "Re-walk the ledger's hash chain.")
 
 
+def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser("mcp", help="Give an agent MCP servers (each runs inside the agent's sandbox).")
+    actions = mcp.add_subparsers(dest="action", required=True)
+    parsers = {}
+    for name, help_text in (
+        ("add", "Add a server: hearth mcp add AGENT NAME [options] -- COMMAND ARGS..."),
+        ("list", "List the agent's servers and their state."),
+        ("remove", "Remove a server."),
+    ):
+        parsers[name] = actions.add_parser(name, help=help_text)
+        _common(parsers[name])
+        parsers[name].add_argument("agent", help="the agent's id")
+        if name != "list":
+            parsers[name].add_argument("name", help="the server's name: lowercase letters, digits and -")
+        parsers[name].set_defaults(func=_mcp)
+    add = parsers["add"]
+    add.add_argument("--env", action="append", default=[], metavar="VAR=VALUE", help="an environment variable")
+    add.add_argument("--secret-env", action="append", default=[], metavar="VAR=SECRET", help="a stored secret as VAR")
+    add.add_argument("--tool", action="append", default=[], help="offer only this tool (repeat; default all)")
+    add.add_argument("--network", action="store_true", help="let the server use the network")
+    add.add_argument("server_command", nargs="+", metavar="COMMAND", help="after --: the program and its arguments")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hearth", description="Hearth: a local host for persistent AI agents.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -145,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_chat(commands)
     _add_secrets(commands)
     _add_memory(commands)
+    _add_mcp(commands)
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
     schema.set_defaults(func=_schema, verbose=False)
