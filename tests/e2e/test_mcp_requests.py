@@ -1,0 +1,188 @@
+"""What the model is sent when an agent has MCP servers: no secret, a bounded tool list, untrusted results.
+
+The model is a local HTTP server speaking the OpenAI API, which records every request; the host and kernel are
+real processes and the MCP servers run inside real bubblewrap (issue 15).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_stream
+from tests.support.host_process import HostProcess
+
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+SECRET = "tok-mcp-canary-4d1f9a77c0"
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _say(text: str) -> Reply:
+    return openai_stream(_chunk({"content": text}), _chunk({}, "stop"))
+
+
+def _call(name: str, arguments: dict[str, Any]) -> Reply:
+    call = {
+        "index": 0,
+        "id": f"call-{name}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    return openai_stream(_chunk({"tool_calls": [call]}), _chunk({}, "tool_calls"))
+
+
+class ModelServer(FakeModelServer):
+    """Plays the chat replies in order; a memory-extraction call gets `extract(request)` (no operations by default)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.extractions: list[Recorded] = []
+        self.extract = lambda recorded: '{"operations": []}'
+
+    def _next(self, recorded: Recorded) -> Reply:
+        if "You keep the long-term memory" in json.dumps(recorded.body):
+            with self._lock:
+                self.extractions.append(recorded)
+                self.requests.append(recorded)
+            return _say(self.extract(recorded))
+        return super()._next(recorded)
+
+
+def _agent(url: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "model": {"provider": "openai", "name": "gpt-test", "baseUrl": f"{url}/v1"},
+        "toolPermission": "always",
+        "mcpServers": servers,
+    }
+
+
+def _server(name: str, script: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "command": sys.executable, "args": [str(SUPPORT / script)], **extra}
+
+
+async def _turn(host: HostProcess, text: str) -> dict[str, Any]:
+    sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+    return await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=60)
+
+
+def _tool_results(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_a_secret_reaches_the_servers_environment_and_no_request_transcript_event_or_log(tmp_path: Path) -> None:
+    model = ModelServer()
+    model.start()
+    log = tmp_path.parent / f"{tmp_path.name}-host.log"
+    model.script(_call("mcp__hostile__environment", {"check": "HOSTILE_TOKEN"}), _say("I have looked."))
+
+    async def main() -> None:
+        async with HostProcess(tmp_path, stderr_to=log, env={"HEARTH_TEST_MARK": "x"}) as host:
+            await host.call("secrets.set", {"name": "hostile-token", "value": SECRET})
+            servers = [_server("hostile", "mcp_hostile.py", secretEnv={"HOSTILE_TOKEN": "hostile-token"})]
+            await host.call("agent.create", {"name": "ann", "settings": _agent(model.url, servers)})
+            ended = await _turn(host, "Which environment does your tool see, and what is my token?")
+            assert ended["reason"] == "idle"
+            (result,) = _tool_results(model.requests[1].body)
+            assert f"SHA256: {hashlib.sha256(SECRET.encode()).hexdigest()}" in result, "the server got the value"
+            assert "VALUE: [secret HOSTILE_TOKEN withheld]" in result
+            assert "HEARTH_TEST_MARK" not in result, "nothing of the kernel's own environment is inherited"
+            await host.call("agent.get", {"agentId": "ann"})
+            events = json.dumps(host.events)
+        sent = json.dumps([request.body for request in model.requests])
+        transcript = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")
+        settings = (tmp_path / "agents/ann/settings.json").read_text(encoding="utf-8")
+        for where, text in (("a model request", sent), ("the transcript", transcript), ("an event", events)):
+            assert SECRET not in text, f"the secret is in {where}"
+        assert SECRET not in log.read_text(encoding="utf-8") and SECRET not in settings
+        assert "hostile-token" in settings, "the settings name the secret, never its value"
+
+    try:
+        asyncio.run(main())
+    finally:
+        model.stop()
+
+
+def test_sixty_tools_are_offered_as_the_finder_pair_and_a_call_through_it_works(tmp_path: Path) -> None:
+    model = ModelServer()
+    model.start()
+    model.script(
+        _call("mcp_find_tools", {"query": "reverse text"}),
+        _call("mcp_call", {"tool": "mcp__many__reverse_text", "arguments": {"text": "stressed"}}),
+        _say("done"),
+    )
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call(
+                "agent.create", {"name": "ann", "settings": _agent(model.url, [_server("many", "mcp_many.py")])}
+            )
+            assert (await _turn(host, "Reverse the word stressed."))["reason"] == "idle"
+            ready = await host.wait_for("mcp.status", lambda p: p["state"] == "ready")
+            assert ready["toolCount"] == 60
+
+    try:
+        asyncio.run(main())
+    finally:
+        model.stop()
+    first, second, third = (request.body for request in model.requests[:3])
+    names = [tool["function"]["name"] for tool in first["tools"]]
+    assert "mcp_find_tools" in names and "mcp_call" in names
+    assert not [name for name in names if name.startswith("mcp__")], "no server schema is in the prompt"
+    assert "mcp__many__reverse_text" in _tool_results(second)[0]
+    assert _tool_results(third)[-1] == "desserts"
+
+
+def test_a_fact_from_an_mcp_result_is_only_proposed_whatever_the_extractor_claims(tmp_path: Path) -> None:
+    model = ModelServer()
+    model.start()
+    model.script(
+        _call("mcp__notes__add", {"text": "The museum opens at nine."}),
+        _call("mcp__notes__list", {}),
+        _say("Your notes say the museum opens at nine."),
+    )
+
+    def extract(recorded: Recorded) -> str:
+        prompt = "\n".join(m["content"] for m in recorded.body["messages"])
+        found = re.search(r"\[seq (\d+) · tool:mcp__notes__list\]", prompt)
+        assert found is not None, prompt
+        op = {
+            "op": "assert",
+            "text": "The museum opens at nine.",
+            "tier": "note",
+            "seq": int(found[1]),
+            "source": "user",
+        }
+        return json.dumps({"operations": [op]})
+
+    model.extract = extract
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call(
+                "agent.create", {"name": "ann", "settings": _agent(model.url, [_server("notes", "mcp_notes.py")])}
+            )
+            assert (await _turn(host, "What do my notes say about when the museum opens?"))["reason"] == "idle"
+            await host.wait_for("memory.proposed", lambda p: p["agentId"] == "ann", timeout=60)
+            queue = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
+            assert [r["text"] for r in queue["records"]] == ["The museum opens at nine."]
+            assert queue["records"][0]["trust"] == "proposed"
+            current = await host.call("memory.list", {"agentId": "ann", "view": "current"})
+            assert current["records"] == []
+
+    try:
+        asyncio.run(main())
+    finally:
+        model.stop()
