@@ -62,10 +62,10 @@ def test_notes_add_then_list_reach_the_model_and_the_transcript(tmp_path: Path) 
             results = [(e["name"], e["content"]) for e in page["events"] if e["type"] == "tool"]
             assert results == [("mcp__notes__add", "added note 1: buy milk"), ("mcp__notes__list", "1. buy milk")]
             ready = await host.wait_for("mcp.status", lambda p: p["state"] == "ready")
-            expected = {"agentId": "ann", "server": "notes", "state": "ready", "toolCount": 3}
+            expected = {"agentId": "ann", "server": "notes", "state": "ready", "toolCount": 4}
             assert ready == {**expected, "error": None, "stderrTail": None}
             info = await host.call("agent.get", {"agentId": "ann"})
-            assert info["mcp"] == [state("notes", "ready", 3)]
+            assert info["mcp"] == [state("notes", "ready", 4)]
             _, text = await turn(host, "ann", "note call Ines")
             assert text == "TOOL SAID: 1. buy milk\n2. call Ines", "one session keeps its notes between turns"
             starts = [p for m, p in host.events if m == "mcp.status" and p["state"] == "starting"]
@@ -237,5 +237,34 @@ def test_changing_an_agents_servers_stops_the_running_ones(tmp_path: Path) -> No
             await host.wait_for("mcp.status", lambda p: p["state"] == "stopped", after=mark)
             _, text = await turn(host, "ann", "note second")
             assert "no tool named 'mcp__notes__add'" in text
+
+    asyncio.run(main())
+
+
+def test_a_server_dying_mid_call_or_a_cancelled_call_ends_only_that_call(tmp_path: Path) -> None:
+    rules = [
+        call(r"^note (.+)$", "mcp__notes__add", {"text": r"\1"}),
+        call(r"^crash$", "mcp__notes__crash", {}),
+        call(r"^wait$", "mcp__notes__wait", {"seconds": 600}),
+        TOOL_REPLY,
+    ]
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            notes = [server("notes", "mcp_notes.py")]
+            await host.call("agent.create", {"name": "ann", "settings": settings(notes, *rules)})
+            ended, text = await turn(host, "ann", "crash")
+            assert ended["reason"] == "idle" and "MCP server 'notes' stopped during the call" in text
+            failed = await host.wait_for("mcp.status", lambda p: p["state"] == "failed")
+            assert "crashing on purpose" in failed["stderrTail"]
+            _, text = await turn(host, "ann", "note after the crash")
+            assert text == "TOOL SAID: added note 1: after the crash", "the next turn starts the server again"
+            sent = await host.call("agent.send", {"agentId": "ann", "text": "wait"})
+            await host.wait_for("agent.tool", lambda p: p["name"] == "mcp__notes__wait" and p["status"] == "started")
+            await host.call("agent.cancel", {"agentId": "ann"})
+            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            assert ended["reason"] == "cancelled"
+            _, text = await turn(host, "ann", "note after the cancel")
+            assert text == "TOOL SAID: added note 2: after the cancel", "a cancelled call leaves the session usable"
 
     asyncio.run(main())

@@ -1,7 +1,8 @@
 """A small MCP server for the tests, written with the `mcp` package: notes kept in memory, and one way to die.
 
 Run as `python mcp_notes.py`; it speaks MCP on stdio. `add` and `list` keep notes for the life of the process,
-so a second call seeing the first one's note shows the kernel kept one session; `crash` exits mid-call.
+so a second call seeing the first one's note shows the kernel kept one session; `wait` takes its time and
+`crash` exits mid-call.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("notes")
@@ -26,6 +28,13 @@ def add(text: str) -> str:
 def list_notes() -> str:
     """List every note, one a line."""
     return "\n".join(f"{n}. {note}" for n, note in enumerate(NOTES, 1)) or "(no notes)"
+
+
+@server.tool(name="wait")
+async def wait(seconds: float) -> str:
+    """Wait, then answer (a call to cancel)."""
+    await anyio.sleep(seconds)
+    return f"waited {seconds:g} seconds"
 
 
 @server.tool(name="crash")

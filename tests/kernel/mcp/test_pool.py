@@ -72,13 +72,13 @@ def test_a_server_starts_once_and_keeps_its_session_between_turns(tmp_path: Path
         policy = _policy(tmp_path)
         async with _pool() as (pool, statuses):
             (notes,) = await pool.ready_servers("ann", policy, [NOTES])
-            assert {tool.name for tool in notes.tools} == {"add", "list", "crash"}
+            assert {tool.name for tool in notes.tools} == {"add", "list", "wait", "crash"}
             await notes.call("add", {"text": "buy milk"})
             (again,) = await pool.ready_servers("ann", policy, [NOTES])
             assert again is notes and "buy milk" in _text(await again.call("list", {}))
             assert statuses.states("notes") == ["starting", "ready"]
             ready = next(e for e in statuses.events if e.state == "ready")
-            assert ready.tool_count == 3
+            assert ready.tool_count == 4
 
     asyncio.run(main())
 

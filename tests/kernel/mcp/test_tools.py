@@ -64,7 +64,7 @@ def _with_servers(
 def test_each_tool_is_named_for_its_server_and_every_call_is_approved_as_mcp_server_tool(tmp_path: Path) -> None:
     async def body(connections: list[Any], ctx: ToolContext, asked: list[tuple[str, str]]) -> None:
         tools = mcp_turn_tools(connections, context_window=128_000)
-        assert sorted(tools) == ["mcp__notes__add", "mcp__notes__crash", "mcp__notes__list"]
+        assert sorted(tools) == ["mcp__notes__add", "mcp__notes__crash", "mcp__notes__list", "mcp__notes__wait"]
         added = await tools["mcp__notes__add"].run({"text": "call Ines"}, ctx)
         listed = await tools["mcp__notes__list"].run({}, ctx)
         assert not added.is_error and "call Ines" in listed.content
@@ -94,7 +94,7 @@ def test_sixty_tools_are_offered_through_the_finder_pair_and_a_call_through_it_w
 
 def test_a_small_context_window_moves_even_a_few_tools_behind_the_finder(tmp_path: Path) -> None:
     async def body(connections: list[Any], ctx: ToolContext, asked: list[tuple[str, str]]) -> None:
-        assert len(mcp_turn_tools(connections, context_window=128_000)) == 3
+        assert len(mcp_turn_tools(connections, context_window=128_000)) == 4
         assert sorted(mcp_turn_tools(connections, context_window=256)) == ["mcp_call", "mcp_find_tools"]
 
     _with_servers(tmp_path, [NOTES], body)
