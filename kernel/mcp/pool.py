@@ -2,10 +2,10 @@
 
 A turn asks for its servers (`ready_servers`); each one not running is started inside the OS sandbox built from
 the run's policy and the server's own network setting, and the turn waits, bounded, until each is ready or
-has failed. A running server whose spec or policy changed is restarted; one the agent no longer has is
-stopped, and so is every server of a session on `close` (agent deleted, settings changed) and one idle for
-`idle_seconds`. Where no OS sandbox works, or a named secret is missing, or the program cannot be found, the
-server is not started and is reported `failed` with the reason, once until that reason changes.
+has failed. A running server whose spec or policy changed is restarted; every server of a session is stopped
+on `close` (agent deleted, its servers changed), and one idle for `idle_seconds` on its own. Where no OS
+sandbox works, or a named secret is missing, or the program cannot be found, the server is not started and is
+reported `failed` with the reason, once until that reason changes.
 """
 
 from __future__ import annotations
@@ -85,18 +85,17 @@ class McpPool:
     async def ready_servers(self, session: str, policy: Policy, specs: Iterable[ServerSpec]) -> list[McpConnection]:
         """The session's servers for this turn, started if needed; only the ready ones are returned.
 
-        Servers of the session that are not in `specs` are stopped.
+        A running server whose spec or policy changed, or that died, is started afresh. Servers of the session
+        that are not in `specs` are left alone (a Work run offers none); `close` stops them.
         """
         wanted = {spec.name: spec for spec in specs}
         async with self._locks.setdefault(session, asyncio.Lock()):
-            for (owner, name), entry in list(self._entries.items()):
-                if owner != session:
-                    continue
-                spec = wanted.get(name)
-                if spec is None or entry.connection.spec != spec or entry.policy != policy:
-                    await self._stop((owner, name))
-                elif not entry.connection.alive:
-                    await self._stop((owner, name))
+            for name, spec in wanted.items():
+                entry = self._entries.get((session, name))
+                if entry is not None and (
+                    entry.connection.spec != spec or entry.policy != policy or not entry.connection.alive
+                ):
+                    await self._stop((session, name))
             for spec in wanted.values():
                 if (session, spec.name) not in self._entries:
                     await self._start(session, policy, spec)
