@@ -18,7 +18,7 @@ from kernel.mcp import McpPool, ServerSpec, mcp_turn_tools
 from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage, Warmable
 from kernel.providers.clients import ClientPool
 from kernel.providers.registry import open_provider
-from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver
+from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver, resolve_rg
 from kernel.turn_tools import CURRENT_CALL, LocalToolLike, TurnTools
 from protocol.dispatch import Router
 from protocol.errors import RUN_FAILED, JsonRpcError
@@ -157,11 +157,16 @@ class _TextCollector:
 class KernelServer:
     """Args:
     detect_mcp_sandbox: finds the OS sandbox MCP servers run in (a seam, so tests can take it away).
+    rg: where ripgrep is looked for (a seam for tests); it is resolved and checked once, at start.
     """
 
     def __init__(
-        self, detect_mcp_sandbox: Callable[[], ShellSandbox | Unavailable] = lambda: detect_shell_sandbox("auto")
+        self,
+        detect_mcp_sandbox: Callable[[], ShellSandbox | Unavailable] = lambda: detect_shell_sandbox("auto"),
+        *,
+        rg: str | None = None,
     ) -> None:
+        self._rg = resolve_rg(rg)
         self.router = Router()
         self._peer: JsonRpcPeer | None = None
         self._turns: dict[str, asyncio.Task[None]] = {}
@@ -210,7 +215,9 @@ class KernelServer:
 
     async def initialize(self, params: KernelInitializeParams) -> KernelInitializeResult:
         self._shell = await asyncio.to_thread(detect_shell_sandbox, params.shell_sandbox)
-        self._tools = local_tools(self._shell)
+        self._tools = local_tools(self._shell, self._rg)
+        if isinstance(self._rg, Unavailable):
+            logger.warning("grep cannot run: %s", self._rg.reason)
         if isinstance(self._shell, ShellSandbox):
             self._shells = ShellPool(self._shell)
             shell = ShellAvailability(available=True)
@@ -224,9 +231,7 @@ class KernelServer:
             for t in self._tools.values()
         ]
         mcp = await self._start_mcp()
-        return KernelInitializeResult(
-            name="hearth-kernel", version=PROTOCOL_VERSION, tools=tools, shell=shell, mcp=mcp
-        )
+        return KernelInitializeResult(name="hearth-kernel", version=PROTOCOL_VERSION, tools=tools, shell=shell, mcp=mcp)
 
     async def _start_mcp(self) -> ShellAvailability:
         sandbox = await asyncio.to_thread(self._detect_mcp_sandbox)

@@ -24,6 +24,7 @@ from sandbox.policy import (
     policy_from_wire,
     read_uniform,
 )
+from sandbox.programs import TrustedProgram, program_refusal, trusted_program
 from sandbox.reach import TooBroadError, search_roots
 from sandbox.safe_open import Entry, fd_path, list_entries, open_dir, open_read, opened, pin_path, write_atomic
 
@@ -44,6 +45,7 @@ __all__ = [
     "SandboxMode",
     "ShellSandbox",
     "TooBroadError",
+    "TrustedProgram",
     "Unavailable",
     "UnsafeFileError",
     "Verdict",
@@ -65,9 +67,11 @@ __all__ = [
     "parts_under",
     "pin_path",
     "policy_from_wire",
+    "program_refusal",
     "read_uniform",
     "rules_from_wire",
     "rules_to_wire",
     "search_roots",
+    "trusted_program",
     "write_atomic",
 ]

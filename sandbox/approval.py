@@ -3,7 +3,8 @@
 Pure: (verdict, permission mode, remembered rules, exact action and canonical target) → allow, deny or ask the
 person. A policy Deny is final under every mode, `always` included. A remembered rule matches only the exact
 action and target and beats the mode (a remembered deny is never asked again); then `always` allows, `never`
-denies and `ask` asks the person.
+denies and `ask` asks the person. An `Ask` with `always_ask` (a write in a session's project root) is never
+allowed by the mode: only a person, or a person's remembered answer for that exact target, says yes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from protocol.models.policy import ApprovalRule, Permission
-from sandbox.policy import Allow, Deny, Verdict
+from sandbox.policy import Allow, Ask, Deny, Verdict
 
 __all__ = ["Rule", "ApprovalOutcome", "decide_approval", "rules_from_wire", "rules_to_wire"]
 
@@ -58,10 +59,12 @@ def decide_approval(
         return "deny"
     if "allow" in remembered:
         return "allow"
-    if permission == "always":
-        return "allow"
     if permission == "never":
         return "deny"
+    if isinstance(verdict, Ask) and verdict.always_ask:
+        return "ask"
+    if permission == "always":
+        return "allow"
     return "ask"
 
 

@@ -19,6 +19,7 @@ from typing import Literal
 
 from sandbox import landlock
 from sandbox.policy import Policy
+from sandbox.programs import Unavailable, trusted_program
 
 __all__ = ["SandboxMode", "ShellSandbox", "Unavailable", "Launch", "detect_shell_sandbox", "bwrap_argv", "shell_env"]
 
@@ -28,13 +29,6 @@ _SYSTEM_DIRS = ("/usr", "/etc")
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 _PROBE_TIMEOUT = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class Unavailable:
-    """No OS sandbox works here; `reason` is told to the agent."""
-
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +150,10 @@ def _probe(argv: list[str]) -> str | None:
 
 
 def _bubblewrap(bash: str) -> ShellSandbox | Unavailable:
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return Unavailable("bubblewrap (bwrap) is not installed")
+    found = trusted_program("bubblewrap (bwrap)", shutil.which("bwrap"))
+    if isinstance(found, Unavailable):
+        return found
+    bwrap = found.path
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", *_system_binds()]
     failure = _probe([*argv, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", bash, "-c", "exit 0"])
     if failure is not None:
@@ -195,9 +190,10 @@ def detect_shell_sandbox(mode: SandboxMode = "auto") -> ShellSandbox | Unavailab
     """
     if mode == "off":
         return Unavailable("the shell is turned off in Hearth's settings")
-    bash = shutil.which("bash", path=_PATH)
-    if bash is None:
-        return Unavailable("bash is not installed")
+    program = trusted_program("bash", shutil.which("bash", path=_PATH))
+    if isinstance(program, Unavailable):
+        return program
+    bash = program.path
     if mode == "bubblewrap":
         return _bubblewrap(bash)
     if mode == "landlock":

@@ -8,7 +8,10 @@ Defaults, for a direct run of agent A in data dir D (no I/O here; paths must alr
 * D itself and D/agents may be listed; every other host file (secrets.bin, secrets.key, host.lock,
   settings.json, works/ of a direct run) is denied, for every action.
 * A Work run (data under D/works/<workId>/) reaches only that Work: its scratch/ read-write, the rest read-only.
-* /proc, /sys and /dev are denied; any other path outside D is Ask: a person (or the permission mode) decides.
+* /proc, /sys and /dev are denied. Reading or listing any other path outside D is Ask: a person (or the permission
+  mode) decides. Writing outside D is denied whatever the permission (`always` never widens where an agent may
+  write), except inside an extra writable root of the run (an ACP session's project root), which always asks a
+  person (`Ask.always_ask`): the permission mode never turns it into a yes.
 Shell commands are Ask with the exact command as the target, except the hard-denied ones (sandbox.commands).
 """
 
@@ -64,6 +67,8 @@ class Policy:
     work_id: str | None = None
     network: bool = False
     permission: Permission = "ask"
+    extra_writable: tuple[str, ...] = ()
+    """Canonical roots outside the data dir where writes may be asked for (an ACP session's project root)."""
 
     @property
     def agent_dir(self) -> str:
@@ -83,6 +88,11 @@ class Policy:
         """The run's writable directory; relative paths from the model start here."""
         return f"{self.work_dir}/scratch" if self.work_dir else f"{self.agent_dir}/scratch"
 
+    @property
+    def writable_roots(self) -> tuple[str, ...]:
+        """Every directory a write of this run could ever reach (with a person's yes for the extra roots)."""
+        return (self.workspace, *self.extra_writable)
+
 
 @dataclass(frozen=True, slots=True)
 class Allow:
@@ -96,7 +106,10 @@ class Deny:
 
 @dataclass(frozen=True, slots=True)
 class Ask:
+    """A person (or the permission mode) decides; with `always_ask` only a person or an exact remembered rule."""
+
     reason: str
+    always_ask: bool = False
 
 
 Verdict = Allow | Deny | Ask
@@ -110,11 +123,13 @@ def build_policy(
     work_id: str | None = None,
     network: bool = False,
     permission: Permission = "ask",
+    extra_writable: tuple[str, ...] = (),
 ) -> Policy:
-    """Validate the run's identity and make the data dir canonical.
+    """Validate the run's identity and make the data dir (and any extra writable root) canonical.
 
     Raises:
-        InvalidPolicyError: a relative data dir, a malformed id, or a work id that does not match the run kind.
+        InvalidPolicyError: a relative data dir, a malformed id, a work id that does not match the run kind, or
+            an extra writable root that is relative, `/`, or overlaps the data dir.
     """
     if not data_dir.startswith("/") or "\x00" in data_dir:
         raise InvalidPolicyError("data dir must be an absolute path")
@@ -122,7 +137,19 @@ def build_policy(
         raise InvalidPolicyError("agent and work ids must match " + AGENT_ID_PATTERN)
     if (run_kind == "work") != (work_id is not None):
         raise InvalidPolicyError("a work id is required for a work run and only for a work run")
-    return Policy(os.path.realpath(data_dir), agent_id, run_kind, work_id, network, permission)
+    canonical = os.path.realpath(data_dir)
+    roots = tuple(_extra_root(root, canonical) for root in extra_writable)
+    return Policy(canonical, agent_id, run_kind, work_id, network, permission, roots)
+
+
+def _extra_root(root: str, data_dir: str) -> str:
+    if not root.startswith("/") or "\x00" in root:
+        raise InvalidPolicyError("an extra writable root must be an absolute path")
+    canonical = os.path.realpath(root)
+    # A root holding the data dir would open every agent's files to writes; one inside it is the host's.
+    if canonical == "/" or is_within(canonical, data_dir) or is_within(data_dir, canonical):
+        raise InvalidPolicyError("an extra writable root may not be / or overlap the data dir")
+    return canonical
 
 
 def policy_from_wire(wire: SandboxPolicy) -> Policy:
@@ -154,7 +181,11 @@ def decide(policy: Policy, action: Action, path: str) -> Verdict:
     if parts is None:
         if any(is_within(path, root) for root in _PSEUDO_ROOTS):
             return Deny("system pseudo-files (/proc, /sys, /dev) are not reachable")
-        return Ask(f"{action} outside the agent's workspace")
+        if action != "write":
+            return Ask(f"{action} outside the agent's workspace")
+        if any(is_within(path, root) for root in policy.extra_writable):
+            return Ask("write in the session's project root", always_ask=True)
+        return Deny("writes outside the agent's workspace are not allowed, whatever the permission")
     if not parts:
         return Deny("the data dir is written only by the host") if action == "write" else Allow()
     if policy.run_kind == "work":

@@ -9,7 +9,7 @@ from kernel.tools.approver import AskPerson, PersonDecision, make_approver
 from kernel.tools.catalog import local_tools, unavailable_tools_note
 from kernel.tools.context import Approve, Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
 from kernel.tools.glob import GLOB
-from kernel.tools.grep import find_rg, make_grep_tool
+from kernel.tools.grep import find_rg, make_grep_tool, resolve_rg
 from kernel.tools.reader import LIST_DIR, READ_FILE
 from kernel.tools.result import ToolResult
 from kernel.tools.shell import SHELL
@@ -39,5 +39,6 @@ __all__ = [
     "local_tools",
     "make_approver",
     "make_grep_tool",
+    "resolve_rg",
     "unavailable_tools_note",
 ]

@@ -34,8 +34,9 @@ def make_approver(permission: Permission, rules: Iterable[Rule], ask_person: Ask
     """
     known = list(rules)
 
-    async def approve(action: str, target: str, summary: str) -> bool:
-        outcome = decide_approval(Ask(summary), permission=permission, rules=known, action=action, target=target)
+    async def approve(action: str, target: str, summary: str, *, always_ask: bool = False) -> bool:
+        verdict = Ask(summary, always_ask=always_ask)
+        outcome = decide_approval(verdict, permission=permission, rules=known, action=action, target=target)
         if outcome != "ask":
             return outcome == "allow"
         decision = await ask_person(action, target, summary)

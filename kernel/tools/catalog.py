@@ -9,24 +9,30 @@ from __future__ import annotations
 
 from kernel.tools.context import LocalTool
 from kernel.tools.glob import GLOB
-from kernel.tools.grep import make_grep_tool
+from kernel.tools.grep import make_grep_tool, resolve_rg
 from kernel.tools.reader import LIST_DIR, READ_FILE
 from kernel.tools.shell import SHELL
 from kernel.tools.writer import EDIT_FILE, WRITE_FILE
 from sandbox import ShellSandbox, Unavailable
+from sandbox.programs import TrustedProgram
 
 __all__ = ["local_tools", "unavailable_tools_note"]
 
-def local_tools(shell: ShellSandbox | Unavailable) -> dict[str, LocalTool]:
+
+def local_tools(
+    shell: ShellSandbox | Unavailable, rg: TrustedProgram | Unavailable | None = None
+) -> dict[str, LocalTool]:
     """Every local tool, by name; `shell` only where an OS sandbox works.
 
     Args:
         shell: what `sandbox.detect_shell_sandbox` found.
+        rg: the ripgrep grep runs, resolved once (`kernel.tools.grep.resolve_rg` when not given).
 
     Returns:
         Tool name → tool, in the order they are offered.
     """
-    tools = [make_grep_tool(), GLOB, READ_FILE, LIST_DIR, WRITE_FILE, EDIT_FILE]
+    grep = make_grep_tool(rg=rg if rg is not None else resolve_rg())
+    tools = [grep, GLOB, READ_FILE, LIST_DIR, WRITE_FILE, EDIT_FILE]
     if isinstance(shell, ShellSandbox):
         tools.append(SHELL)
     return {tool.definition.name: tool for tool in tools}

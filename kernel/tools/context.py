@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kernel.errors import KernelError
 from kernel.providers.base import ToolDefinition
@@ -23,8 +23,14 @@ __all__ = ["Approve", "ToolContext", "ToolArgumentError", "Arguments", "LocalToo
 
 logger = logging.getLogger(__name__)
 
-Approve = Callable[[str, str, str], Awaitable[bool]]
-"""`approve(action, target, summary)`: True when the action may go ahead (remembered rule, mode or a person)."""
+
+class Approve(Protocol):
+    """`approve(action, target, summary)`: True when the action may go ahead (remembered rule, mode or a person).
+
+    With `always_ask` the permission mode may not answer: only a person or their remembered rule for the target.
+    """
+
+    async def __call__(self, action: str, target: str, summary: str, *, always_ask: bool = False) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +150,6 @@ async def authorize(ctx: ToolContext, action: Action, raw: str, *, follow_final:
         return path
     if isinstance(verdict, Deny):
         raise AccessDeniedError(verdict.reason)
-    if await ctx.approve(action, path, f"{action} {path} ({verdict.reason})"):
+    if await ctx.approve(action, path, f"{action} {path} ({verdict.reason})", always_ask=verdict.always_ask):
         return path
     raise AccessDeniedError(f"{action} of {path} was not approved")

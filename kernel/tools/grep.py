@@ -1,11 +1,14 @@
 """`grep`: ripgrep over what the policy lets the run read, with its output shaped for a model.
 
-rg runs as an argv list, never through a shell: `rg --json --no-config --no-pre ... -e PATTERN -- ROOTS`, so a
-pattern that looks like an option (`--pre=/bin/sh`) is searched, not obeyed. The search root is split into
-uniform pieces (`sandbox.reach`), each pinned by an O_PATH descriptor and handed to rg as /proc/self/fd/N (or
-as rg's working directory when the root is one directory), so a symlink swapped in after the check cannot
-redirect the search; rg never follows symlinks, and every reported file is checked against the policy again
-before a byte of it is shown. A timeout and an output cap bound it.
+rg runs as an argv list, never through a shell: `rg --json --no-config --no-ignore... --no-pre ... -e PATTERN --
+ROOTS`, so a pattern that looks like an option (`--pre=/bin/sh`) is searched, not obeyed. rg reads no config or
+ignore file of any kind (those it would open by name, following symlinks, outside every check), and its stderr
+never reaches the model: a failure is one of a few fixed sentences. The rg binary is resolved once, when the
+tools are made, to a canonical path no agent can write (`sandbox.programs`), and checked again against each
+run's policy. The search root is split into uniform pieces (`sandbox.reach`), each pinned by an O_PATH
+descriptor and handed to rg as /proc/self/fd/N (or as rg's working directory when the root is one directory),
+so a symlink swapped in after the check cannot redirect the search; rg never follows symlinks, and every
+reported file is checked against the policy again before a byte of it is shown. A timeout and a cap bound it.
 """
 
 from __future__ import annotations
@@ -26,9 +29,32 @@ from kernel.providers.base import ToolDefinition
 from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
 from kernel.tools.result import ToolResult
 from kernel.tools.shell_pool import clip_text
-from sandbox import Deny, decide, pin_path, search_roots
+from sandbox import Deny, Unavailable, decide, pin_path, search_roots
+from sandbox.programs import TrustedProgram, program_refusal, trusted_program
 
-__all__ = ["find_rg", "make_grep_tool"]
+__all__ = ["find_rg", "resolve_rg", "make_grep_tool", "RG_FLAGS"]
+
+RG_FLAGS = (
+    "--json",
+    "--no-config",
+    # Every source of ignore rules, each a file rg would open by name: none is read.
+    "--no-ignore",
+    "--no-ignore-dot",
+    "--no-ignore-exclude",
+    "--no-ignore-global",
+    "--no-ignore-parent",
+    "--no-ignore-vcs",
+    "--no-ignore-files",
+    "--no-ignore-messages",
+    "--no-messages",
+    "--no-pre",
+    "--no-follow",
+    "--sort=path",
+    "--max-filesize=50M",
+)
+"""The fixed part of every rg command line; `--ignore-file` and `--pre` are never passed."""
+
+_FAILED_TO_START = "ripgrep could not run this search: check the pattern (ripgrep regex syntax), the glob and the type"
 
 _TYPE_NAME = re.compile(r"^[A-Za-z0-9_+-]{1,40}$")
 _MAX_LINE_CHARS = 500
@@ -42,6 +68,11 @@ def find_rg() -> str | None:
     if os.path.isfile(beside) and os.access(beside, os.X_OK):
         return beside
     return shutil.which("rg")
+
+
+def resolve_rg(candidate: str | None = None) -> TrustedProgram | Unavailable:
+    """The rg the kernel will run, resolved and checked once (`find_rg` when no candidate is given)."""
+    return trusted_program("ripgrep (rg)", candidate if candidate is not None else find_rg())
 
 
 _FD_PATH = re.compile(r"^(/proc/self/fd/\d+)(/.*)?$")
@@ -59,6 +90,7 @@ class _Search:
     entries: list[str] = field(default_factory=list)
     last: tuple[str, int] | None = None
     more: bool = False
+    searched: bool = False
 
     def real_path(self, reported: str) -> str | None:
         if "." in self.pieces and (reported == "." or reported.startswith("./")):
@@ -71,6 +103,7 @@ class _Search:
     def add(self, event: dict[str, Any]) -> bool:
         """Render one rg event; True once more entries than the limit are collected."""
         kind, data = event.get("type"), event.get("data") or {}
+        self.searched = True
         if kind not in ("match", "context", "end"):
             return False
         path = self.real_path(_text(data["path"]))
@@ -94,13 +127,6 @@ class _Search:
             self.last = (path, number)
         return len(self.entries) > self.limit
 
-    def clean(self, message: str) -> str:
-        """rg's message with pinned descriptors named as the model knows the paths."""
-        for pinned, real in self.pieces.items():
-            if pinned != ".":
-                message = message.replace(pinned, self.ctx.show(real))
-        return message
-
 
 def _text(value: dict[str, Any]) -> str:
     if "text" in value:
@@ -110,7 +136,7 @@ def _text(value: dict[str, Any]) -> str:
 
 def _build_argv(rg: str, args: Arguments, mode: str, roots: list[str]) -> tuple[list[str], bool]:
     """The rg argv and whether content output needs group separators (context lines asked for)."""
-    argv = [rg, "--json", "--no-config", "--no-pre", "--no-follow", "--sort=path", "--max-filesize=50M"]
+    argv = [rg, *RG_FLAGS]
     if args.flag("case_insensitive"):
         argv.append("--ignore-case")
     glob = args.optional_text("glob")
@@ -138,32 +164,22 @@ def _build_argv(rg: str, args: Arguments, mode: str, roots: list[str]) -> tuple[
     return [*argv, "-e", pattern, "--", *roots], separators
 
 
-async def _drain(stream: asyncio.StreamReader, keep: list[bytes]) -> None:
-    """Read a stream to its end, keeping only its first few KiB (rg's error messages)."""
-    kept = 0
-    while chunk := await stream.read(65536):
-        if kept < 4096:
-            keep.append(chunk[: 4096 - kept])
-            kept += len(keep[-1])
-
-
 async def _run_rg(argv: list[str], fds: list[int], cwd: str, search: _Search, timeout: float) -> str | None:
-    """Run rg and feed its events to `search`; return a failure message, "timeout", or None."""
+    """Run rg and feed its events to `search`; return a fixed failure sentence, "timeout", or None."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        # rg's messages can quote what it read (a line of a file); they are never read, let alone shown.
+        stderr=asyncio.subprocess.DEVNULL,
         env={"PATH": os.defpath, "LANG": "C.UTF-8"},
         cwd=cwd,
         pass_fds=fds,
         limit=_MAX_JSON_LINE,
     )
-    assert process.stdout is not None and process.stderr is not None
-    errors: list[bytes] = []
+    assert process.stdout is not None
     try:
-        async with asyncio.timeout(timeout), asyncio.TaskGroup() as group:
-            group.create_task(_drain(process.stderr, errors))
+        async with asyncio.timeout(timeout):
             read = 0
             while True:
                 try:
@@ -188,21 +204,26 @@ async def _run_rg(argv: list[str], fds: list[int], cwd: str, search: _Search, ti
                 process.kill()
             await process.wait()
     if process.returncode == 2 and not search.more:
-        lines = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
-        return search.clean(lines[0]) if lines else "ripgrep failed"
+        return "some files could not be searched" if search.searched else _FAILED_TO_START
     return None
 
 
-def make_grep_tool(*, timeout: float = 30.0, output_cap: int = 30_000) -> LocalTool:
-    """The grep tool, with its time limit and the most characters it returns."""
+def make_grep_tool(
+    *, rg: TrustedProgram | Unavailable | None = None, timeout: float = 30.0, output_cap: int = 30_000
+) -> LocalTool:
+    """The grep tool, with the rg it runs (resolved now when not given), its time limit and its output cap."""
+    program = resolve_rg() if rg is None else rg
 
     async def run(args: Arguments, ctx: ToolContext) -> ToolResult:
         mode = args.choice("output_mode", ("content", "files", "count"), "files")
         head_limit = args.integer("head_limit", 100, low=1, high=5000)
         offset = args.integer("offset", 0, low=0, high=10_000_000)
-        rg = find_rg()
-        if rg is None:
-            return ToolResult("error: ripgrep (rg) is not installed", is_error=True)
+        if isinstance(program, Unavailable):
+            return ToolResult(f"error: grep is not available: {program.reason}", is_error=True)
+        refusal = program_refusal(ctx.policy, program.path)
+        if refusal is not None:
+            return ToolResult(f"error: grep is refused: ripgrep at {program.path}: {refusal}", is_error=True)
+        rg = program.path
         _build_argv(rg, args, mode, [])  # every argument is checked before the filesystem is touched
         root = await authorize(ctx, "read", args.text("path", "."))
         fds = [pin_path(root)]
@@ -237,7 +258,7 @@ def make_grep_tool(*, timeout: float = 30.0, output_cap: int = 30_000) -> LocalT
         if search.more:
             text += f"\n[more results: call again with offset={offset + len(shown)}]"
         elif failure:
-            text += f"\n[some files could not be searched: {failure}]"
+            text += f"\n[{failure}]"
         return ToolResult(text)
 
     return LocalTool(_DEFINITION, run)
@@ -249,7 +270,8 @@ _DEFINITION = ToolDefinition(
         "Search file contents with a regular expression (ripgrep syntax). output_mode: files (default: paths of "
         "matching files), content (matching lines as path:line:text, with optional context lines) or count "
         "(matches per file). Filter with glob (e.g. '*.py') or type (e.g. py). Results are paged with head_limit "
-        "and offset. Symbolic links are not followed; .gitignore'd and hidden files are skipped."
+        "and offset. Symbolic links are not followed and hidden files are skipped; ignore files (.gitignore, "
+        ".ignore) are not read, so everything else is searched."
     ),
     input_schema={
         "type": "object",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from kernel.tools.result import ToolResult
 from sandbox import Policy, ShellSandbox, Unavailable, open_dir
+from sandbox.programs import program_refusal
 
 __all__ = ["ShellPool", "quote_for_bash", "clip_text"]
 
@@ -117,6 +118,10 @@ class ShellPool:
         """
         if isinstance(self._sandbox, Unavailable):
             return ToolResult(f"error: no shell is available: {self._sandbox.reason}", is_error=True)
+        for program in (self._sandbox.executable, self._sandbox.bash):
+            refusal = program_refusal(policy, program)
+            if refusal is not None:
+                return ToolResult(f"error: the shell is refused: {program}: {refusal}", is_error=True)
         async with self._locks.setdefault(session, asyncio.Lock()):
             shell = self._shells.get(session)
             if shell is not None and (shell.policy != policy or shell.process.returncode is not None):

@@ -41,3 +41,13 @@ def test_rules_convert_to_and_from_the_wire() -> None:
     wire = rules_to_wire(rules)
     assert all(isinstance(rule, ApprovalRule) for rule in wire)
     assert rules_from_wire(wire) == rules
+
+
+@pytest.mark.parametrize(("permission", "expected"), [("ask", "ask"), ("always", "ask"), ("never", "deny")])
+def test_an_always_ask_verdict_is_never_allowed_by_the_mode(permission: Permission, expected: str) -> None:
+    """Issue 9: a write in a session's project root needs a person even under `always`."""
+    verdict = Ask("write in the project root", always_ask=True)
+    target = "/home/p/proj/x.py"
+    assert decide_approval(verdict, permission=permission, rules=(), action="write", target=target) == expected
+    remembered = [Rule("write", target, "allow")]
+    assert decide_approval(verdict, permission="always", rules=remembered, action="write", target=target) == "allow"

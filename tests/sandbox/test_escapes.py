@@ -23,7 +23,8 @@ Outcome = Literal["denied", "withheld", "failed"]
 
 @dataclass(frozen=True)
 class Escape:
-    """One attempt. Templates: {D} data dir, {victim} alice's agent dir, {M} memory canary, {S} secrets canary."""
+    """One attempt. Templates: {D} data dir, {victim} alice's agent dir, {M} memory canary, {S} secrets canary,
+    {O} a directory of the person's outside the data dir (holding a program named rg)."""
 
     name: str
     tool: str
@@ -36,6 +37,7 @@ class Escape:
     owner_args: dict[str, Any] | None = None  # alice's legitimate twin; by default the very same call
     owner_sees: str | None = "{M}"  # text the owner's result must hold
     owner_writes: tuple[str, str] | None = None  # (file under D, text it must hold) after the owner's call
+    deep: bool = False  # a tree deeper than PATH_MAX in the acting agent's scratch, so rg exits 2
 
 
 MEM = "{victim}/memory/secret.md"
@@ -64,6 +66,24 @@ def shell(name: str, command: str, **extra: Any) -> Escape:
 
 OWNER_READS = {"owner_args": {"path": MEM}}
 OWNER_WRITES_NOTES = {"owner_args": {"path": NOTES, "content": "PWNED"}}
+LEDGER = "{victim}/memory/ledger.jsonl"
+OWNER_GREPS_LEDGER = {"owner_args": {"pattern": "CANARY", "path": LEDGER, "output_mode": "content"}}
+PROTECT_PROGRAM: dict[str, Any] = {"protected": "../outside/rg", "leak": "PWNED", "owner_sees": None}
+
+
+def ignore_link(name: str, target: str = LEDGER, pattern: str = "nothing-matches", **extra: Any) -> Escape:
+    """grep in the attacker's scratch, which holds an ignore file linked to the victim's ledger or transcript and
+    a tree too deep to open (so rg fails, and used to hand its first stderr line, the linked line, to the model)."""
+    kwargs: dict[str, Any] = {"outcome": "failed", "deep": True, **OWNER_GREPS_LEDGER, **extra}
+    args = {"pattern": pattern, "output_mode": "content"}
+    title = f"grep reads no {name} linked to {target.rsplit('/', 1)[-1]} (pattern {pattern})"
+    return Escape(title, "grep", args, links={name: target}, **kwargs)
+
+
+def outside(name: str, path: str, **extra: Any) -> Escape:
+    """A write outside the data dir, where the kernel's own programs live: denied under `always` too."""
+    return write(name, path, **{**PROTECT_PROGRAM, **OWNER_WRITES_NOTES, **extra})
+
 
 CASES = [
     # read_file
@@ -272,6 +292,15 @@ CASES = [
         protected="secrets.bin",
         owner_args={"pattern": "CANARY", "path": "{D}", "output_mode": "content"},
     ),
+    # grep must read no ignore or config file (issue 9): rg opened them by name, through symlinks
+    ignore_link(".ignore"),
+    ignore_link(".rgignore"),
+    ignore_link(".gitignore"),
+    ignore_link(".git/info/exclude"),
+    ignore_link(".ignore", "{victim}/transcript.jsonl", leak="{T}", protected="agents/alice/transcript.jsonl"),
+    ignore_link(".ignore", pattern="(unclosed"),
+    ignore_link(".gitignore", pattern="["),
+    ignore_link(".ignore", pattern="notes", outcome="withheld", owner_args={"pattern": "ORIGINAL"}, owner_sees=None),
     # write_file
     write("write by absolute path", NOTES),
     write("write by dot-dot", "../../alice/scratch/notes.txt"),
@@ -306,6 +335,12 @@ CASES = [
         **OWNER_WRITES_NOTES,
     ),
     write("write host secrets key", "{D}/secrets.key", protected="secrets.key", **OWNER_WRITES_NOTES),
+    # writes outside the data dir are denied whatever the permission (issue 9: the agent replaced the kernel's rg)
+    outside("overwrite a program outside the data dir", "{O}/rg"),
+    outside("write a new file outside the data dir", "{O}/new.sh", must_not_exist="../outside/new.sh"),
+    outside("write outside through an ancestor symlink", "out/rg", links={"out": "{O}"}),
+    outside("write outside by dot-dot from scratch", "../../../../outside/rg"),
+    outside("write outside through a leaf symlink", "rglink", links={"rglink": "{O}/rg"}),
     # edit_file
     edit("edit by absolute path", NOTES),
     edit("edit by dot-dot", "../../alice/scratch/notes.txt"),
@@ -313,6 +348,12 @@ CASES = [
         "edit through a leaf symlink",
         "notes_link",
         links=NOTES_LINK,
+        owner_args={"path": NOTES, "old_string": "ORIGINAL", "new_string": "PWNED"},
+    ),
+    edit(
+        "edit a program outside the data dir",
+        "{O}/rg",
+        **PROTECT_PROGRAM,
         owner_args={"path": NOTES, "old_string": "ORIGINAL", "new_string": "PWNED"},
     ),
     edit(
@@ -369,12 +410,17 @@ def fill(world: Any, value: Any) -> Any:
         .replace("{P}", world.prompt_canary)
         .replace("{T}", world.transcript_canary)
         .replace("{S}", world.secrets_canary)
+        .replace("{O}", str(world.outside))
     )
 
 
 def attempt(world: Any, arun: Any, case: Escape, agent_id: str, args: dict[str, Any]) -> ToolResult:
     for name, target in case.links.items():
-        os.symlink(fill(world, target), world.agent(agent_id) / "scratch" / name)
+        link = world.agent(agent_id) / "scratch" / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(fill(world, target), link)
+    if case.deep:
+        world.deep_tree(agent_id)
 
     async def main() -> ToolResult:
         pool = ShellPool(SANDBOX)

@@ -23,7 +23,9 @@ from sandbox.policy import policy_from_wire
 
 D = "/srv/hearth"
 DIRECT = Policy(D, "a1")
+ALWAYS = Policy(D, "a1", permission="always")
 WORK = Policy(D, "a1", run_kind="work", work_id="w1")
+PROJECT = Policy(D, "a1", extra_writable=("/home/person/project",))
 
 ALLOW, DENY, ASK = "allow", "deny", "ask"
 
@@ -59,7 +61,14 @@ TABLE = [
     (DIRECT, "read", f"{D}/settings.json", DENY),
     (DIRECT, "read", f"{D}/works/w1/scratch/x", DENY),
     (DIRECT, "read", "/etc/hosts", ASK),
-    (DIRECT, "write", "/home/person/notes.txt", ASK),
+    (DIRECT, "write", "/home/person/notes.txt", DENY),
+    (ALWAYS, "write", "/home/person/notes.txt", DENY),
+    (ALWAYS, "write", "/usr/local/bin/rg", DENY),
+    (ALWAYS, "read", "/home/person/notes.txt", ASK),
+    (ALWAYS, "list", "/home/person", ASK),
+    (PROJECT, "write", "/home/person/project/src/x.py", ASK),
+    (PROJECT, "write", "/home/person/project2/x.py", DENY),
+    (PROJECT, "write", "/home/person/notes.txt", DENY),
     (DIRECT, "read", "/proc/self/environ", DENY),
     (DIRECT, "write", "/dev/sda", DENY),
     (DIRECT, "read", "relative/path", DENY),
@@ -143,3 +152,20 @@ def test_uniform_directories_are_those_without_a_boundary_beneath() -> None:
     assert not read_uniform(DIRECT, "/srv")
     assert not read_uniform(DIRECT, "/")
     assert read_uniform(WORK, f"{D}/works/w1") and not read_uniform(WORK, f"{D}/works")
+
+
+def test_a_write_in_an_extra_writable_root_always_asks_a_person() -> None:
+    """Issue 9: the seam for an ACP project root: a write there asks even under `always`, and nowhere else is open."""
+    verdict = decide(PROJECT, "write", "/home/person/project/x.py")
+    assert isinstance(verdict, Ask) and verdict.always_ask
+    outside = decide(Policy(D, "a1", extra_writable=("/home/person/project",)), "write", "/home/person/x")
+    assert isinstance(outside, Deny)
+    assert PROJECT.writable_roots == (f"{D}/agents/a1/scratch", "/home/person/project")
+
+
+@pytest.mark.parametrize("root", ["relative", "/", D, f"{D}/agents/a1/scratch", "/srv"])
+def test_an_extra_writable_root_may_not_overlap_the_data_dir(root: str) -> None:
+    with pytest.raises(InvalidPolicyError) as caught:
+        build_policy(D, "a1", extra_writable=(root,))
+    assert caught.value.code == INVALID_PARAMS
+    assert build_policy(D, "a1", extra_writable=("/home/p/proj",)).extra_writable == ("/home/p/proj",)

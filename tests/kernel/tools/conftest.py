@@ -32,7 +32,7 @@ class Env:
     def policy(self, *, network: bool = False) -> Policy:
         return build_policy(str(self.data), "ada", network=network)
 
-    async def approve(self, action: str, target: str, summary: str) -> bool:
+    async def approve(self, action: str, target: str, summary: str, *, always_ask: bool = False) -> bool:
         self.asked.append((action, target))
         return self.answer
 

@@ -54,3 +54,13 @@ def test_an_always_answer_is_kept_for_the_rest_of_the_run(arun: Any) -> None:
 
     assert arun(main()) == [True, True, False, False]
     assert person.asked == [("shell", "make"), ("shell", "make test")]
+
+
+def test_an_always_ask_write_goes_to_the_person_even_under_always(arun: Any) -> None:
+    """Issue 9: `always` never widens where an agent writes; a project-root write asks a person."""
+    person = Person("deny", "allow_once")
+    approve = make_approver("always", (), person)
+    assert not arun(approve("write", "/home/p/proj/x.py", "write x.py", always_ask=True))
+    assert arun(approve("write", "/home/p/proj/x.py", "write x.py", always_ask=True))
+    assert arun(approve("read", "/etc/hosts", "read /etc/hosts"))
+    assert person.asked == [("write", "/home/p/proj/x.py"), ("write", "/home/p/proj/x.py")]

@@ -7,7 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernel.tools import find_rg, make_grep_tool
+import pytest
+
+from kernel.tools import find_rg, make_grep_tool, resolve_rg
+from kernel.tools.grep import RG_FLAGS
+from sandbox import TrustedProgram, Unavailable
 
 GREP = make_grep_tool()
 
@@ -126,7 +130,70 @@ def test_grep_outside_the_data_dir_asks_and_respects_a_refusal(env: Any, arun: A
 def test_a_bad_regex_is_a_clear_error(env: Any, arun: Any) -> None:
     tree(env)
     result = grep(env, arun, pattern="(unclosed")
-    assert result.is_error and "regex" in result.content
+    assert result.is_error and "regex" in result.content and "unclosed" not in result.content
+
+
+IGNORE_FILES = [".ignore", ".rgignore", ".gitignore", ".git/info/exclude"]
+
+
+@pytest.mark.parametrize("name", IGNORE_FILES)
+def test_an_ignore_file_linked_to_another_agents_memory_is_never_read(env: Any, arun: Any, name: str) -> None:
+    """Issue 9: rg opened ignore files by name through symlinks and printed their unparseable line."""
+    ledger = env.data / "agents" / "bob" / "memory" / "ledger.jsonl"
+    ledger.write_text('{"text": "BOB-PRIVATE-FACT [unclosed"}\n', encoding="utf-8")
+    link = env.scratch / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(ledger, link)
+    (env.scratch / "notes.txt").write_text("a needle here\n", encoding="utf-8")
+    for arguments in ({"pattern": "needle"}, {"pattern": "(bad"}, {"pattern": "needle", "path": str(link.parent)}):
+        result = grep(env, arun, **arguments, output_mode="content")
+        assert "BOB-PRIVATE-FACT" not in result.content, result.content
+        assert "unclosed" not in result.content
+    assert grep(env, arun, pattern="needle").content == "notes.txt"
+
+
+def test_ignore_rules_in_the_workspace_do_not_hide_files(env: Any, arun: Any) -> None:
+    (env.scratch / ".gitignore").write_text("hidden.txt\n", encoding="utf-8")
+    (env.scratch / ".ignore").write_text("*.log\n", encoding="utf-8")
+    (env.scratch / "hidden.txt").write_text("needle\n", encoding="utf-8")
+    (env.scratch / "run.log").write_text("needle\n", encoding="utf-8")
+    assert grep(env, arun, pattern="needle").content.splitlines() == ["hidden.txt", "run.log"]
+
+
+def test_rg_is_told_to_read_no_config_and_no_ignore_file_of_any_kind() -> None:
+    for flag in (
+        "--no-config",
+        "--no-ignore",
+        "--no-ignore-dot",
+        "--no-ignore-exclude",
+        "--no-ignore-global",
+        "--no-ignore-parent",
+        "--no-ignore-vcs",
+        "--no-ignore-files",
+        "--no-messages",
+        "--no-pre",
+    ):
+        assert flag in RG_FLAGS
+    assert not [flag for flag in RG_FLAGS if flag.startswith(("--ignore-file", "--pre="))]
+
+
+def test_a_grep_without_a_safe_rg_says_why_and_runs_nothing(env: Any, arun: Any) -> None:
+    result = arun(make_grep_tool(rg=Unavailable("ripgrep (rg) is not installed")).run({"pattern": "x"}, env.context()))
+    assert result.is_error and "not installed" in result.content
+
+
+def test_an_rg_an_agent_could_write_is_refused_and_never_run(env: Any, arun: Any) -> None:
+    """Issue 9: the kernel never executes a program an agent can write."""
+    marker = env.data / "ran"
+    fake = env.data / "agents" / "bob" / "scratch" / "rg"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\n", encoding="utf-8")
+    fake.chmod(0o755)
+    program = resolve_rg(str(fake))
+    assert isinstance(program, TrustedProgram)
+    (env.scratch / "a.txt").write_text("needle\n", encoding="utf-8")
+    result = arun(make_grep_tool(rg=program).run({"pattern": "needle"}, env.context()))
+    assert result.is_error and "refused" in result.content and not marker.exists()
+    assert grep(env, arun, pattern="needle").content == "a.txt"
 
 
 def test_bad_arguments_are_error_results(env: Any, arun: Any) -> None:

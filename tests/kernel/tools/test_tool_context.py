@@ -24,11 +24,15 @@ def test_authorize_raises_a_typed_denial(env: Any, arun: Any) -> None:
     assert caught.value.code == SANDBOX_DENIED and env.asked == []
 
 
-def test_authorize_asks_for_paths_outside_the_data_dir(env: Any, arun: Any) -> None:
+def test_authorize_asks_to_read_outside_the_data_dir_and_never_to_write_there(env: Any, arun: Any) -> None:
     env.answer = False
     with pytest.raises(AccessDeniedError):
+        arun(authorize(env.context(), "read", "/etc/../etc/motd"))
+    assert env.asked == [("read", "/etc/motd")]
+    env.answer = True
+    with pytest.raises(AccessDeniedError) as caught:
         arun(authorize(env.context(), "write", "/etc/../etc/motd"))
-    assert env.asked == [("write", "/etc/motd")]
+    assert caught.value.code == SANDBOX_DENIED and env.asked == [("read", "/etc/motd")]
 
 
 def test_arguments_check_types_and_ranges() -> None:

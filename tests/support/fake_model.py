@@ -1,0 +1,90 @@
+"""A model the e2e suites script exactly: chat replies in order, memory extraction answered apart.
+
+`ChatServer` is the local fake OpenAI server (`tests.kernel.providers.fake_llm_server`) with one addition:
+requests for memory extraction (recognised by the extraction instruction) are answered by a callback and
+kept in `extractions`, so background extraction never consumes a scripted chat reply. `say` and `call`
+build chat replies; `system_text` and `recall_blocks` read what a recorded request sent the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_stream
+
+__all__ = ["ChatServer", "say", "call", "calls", "model_settings", "system_text", "recall_blocks", "EXTRACTION_MARK"]
+
+EXTRACTION_MARK = "You keep the long-term memory"
+
+_RECALL = re.compile(r"<memory-recall>\n(.*?)\n</memory-recall>", re.DOTALL)
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def say(text: str) -> Reply:
+    """A reply of plain text."""
+    return openai_stream(_chunk({"content": text}), _chunk({}, "stop"))
+
+
+def calls(*tool_calls: tuple[str, dict[str, Any]], prefix: str = "call") -> Reply:
+    """A reply that asks for these tool calls, in order, with ids `<prefix>-0`, `<prefix>-1`, ..."""
+    deltas = [
+        {
+            "index": index,
+            "id": f"{prefix}-{index}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        for index, (name, arguments) in enumerate(tool_calls)
+    ]
+    return openai_stream(_chunk({"tool_calls": deltas}), _chunk({}, "tool_calls"))
+
+
+def call(name: str, arguments: dict[str, Any], call_id: str) -> Reply:
+    """A reply that asks for one tool call with id `call_id-0`."""
+    return calls((name, arguments), prefix=call_id)
+
+
+class ChatServer(FakeModelServer):
+    """Plays chat replies in order; extraction requests get `extract(request)` (default: no operations)."""
+
+    def __init__(self, extract: Callable[[Recorded], str] | None = None) -> None:
+        super().__init__()
+        self.extractions: list[Recorded] = []
+        self._extract = extract or (lambda _: '{"operations": []}')
+
+    def _next(self, recorded: Recorded) -> Reply:
+        if EXTRACTION_MARK in json.dumps(recorded.body):
+            with self._lock:
+                self.extractions.append(recorded)
+            return say(self._extract(recorded))
+        return super()._next(recorded)
+
+    def chats(self) -> list[dict[str, Any]]:
+        """The bodies of every chat (non-extraction) request so far."""
+        return [r.body for r in self.requests if EXTRACTION_MARK not in json.dumps(r.body)]
+
+
+def model_settings(server: ChatServer, **extra: Any) -> dict[str, Any]:
+    """Agent settings that point the agent at `server`."""
+    return {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}, **extra}
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """Every system message of one request, joined."""
+    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "system")
+
+
+def recall_blocks(body: dict[str, Any]) -> list[str]:
+    """The per-turn recall blocks one request carries."""
+    return [found for m in body["messages"] if m["role"] == "user" for found in _RECALL.findall(m["content"] or "")]
