@@ -41,6 +41,8 @@ def format_record(record: dict[str, Any]) -> str:
     if record.get("validFrom") or record.get("validUntil"):
         valid = f" (valid {record.get('validFrom') or '…'} to {record.get('validUntil') or 'now'})"
     text = record.get("text") if record.get("text") is not None else "(erased)"
+    if record.get("op") == "retract" and record.get("replaces"):
+        text = f"forget {record['replaces']}: {text}"  # a request to forget, waiting for review
     return f"{record['id']}  {state:<18} {text}{key}{valid}  — from {record['source']}, {record['observedAt']}"
 
 

@@ -3,8 +3,10 @@
 The host asks the kernel for one tool-less `summarize` call with `extraction_prompt` after a completed turn
 that passes `worth_extracting`, then hands the reply to `parse_extraction` and `apply_extraction`. Each
 operation names the transcript line it rests on; when the exchange is given, the source of that line (not
-the model's label) decides trust, so a fact read from a tool result or a peer is only proposed. Retractions
-rest on the user's word only. The store's lock serialises this with explicit writes.
+the model's label) decides trust, so a fact read from a tool result or a peer is only proposed, and a fact
+that cites the user's line is confirmed only when that line supports it (`host.memory.support`): citing the
+user for what only a tool said gives a proposal. A correction is never more trusted than the fact it
+corrects. Retractions rest on a user line that asks for them. The store's lock serialises this with writes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from host.memory.fold import Fact
 from host.memory.records import Evidence, normalise_text
 from host.memory.section import fact_line
 from host.memory.store import MemoryStore
+from host.memory.support import asks_to_forget, supported_by
 from host.memory.values import WriteOutcome
 
 __all__ = [
@@ -209,9 +212,26 @@ def parse_extraction(text: str) -> list[ExtractionOp]:
 def _basis(op: ExtractionOp, lines: dict[int, ExchangeItem] | None) -> str:
     if lines is not None:
         item = lines.get(op.seq) if op.seq is not None else None
-        return "unknown" if item is None else ("agent" if item.role == "assistant" else item.source)
+        if item is None:
+            return "unknown"
+        if item.role == "user" and op.text is not None and not supported_by(op.text, [item.text]):
+            # The cited line does not say it: the fact rests on whichever other line does, or on the model.
+            other = next((i for i in lines.values() if i.role != "user" and supported_by(op.text, [i.text])), None)
+            return "agent" if other is None or other.role == "assistant" else other.source
+        return "agent" if item.role == "assistant" else item.source
     label = op.source or "unknown"
     return "agent" if label == "assistant" else label
+
+
+def _retraction_asked(op: ExtractionOp, store: MemoryStore, lines: dict[int, ExchangeItem] | None) -> bool:
+    """A retraction stands on a cited user line that asks for it (or, for a proposed fact, that is the user's)."""
+    item = lines.get(op.seq) if lines is not None and op.seq is not None else None
+    if lines is not None and (item is None or item.role != "user"):
+        return False
+    fact = store.fact(op.record_id or "")
+    if fact.trust != "confirmed" or item is None:
+        return True
+    return asks_to_forget(fact.text, fact.id, [item.text])
 
 
 async def apply_extraction(
@@ -240,10 +260,10 @@ async def apply_extraction(
                 )
             elif op.op == "correct" and op.text and op.record_id:
                 outcomes.append(await store.correct(op.record_id, op.text, evidence=where, valid_from=op.valid_from))
-            elif op.op == "retract" and op.record_id and basis == "user":
+            elif op.op == "retract" and op.record_id and basis == "user" and _retraction_asked(op, store, lines):
                 outcomes.append(await store.retract(op.record_id, evidence=where, reason=op.reason))
             elif op.op == "retract":
-                logger.info("memory extraction: ignored a retraction resting on %s, not on the user", basis)
+                logger.info("memory extraction: ignored a retraction the user's cited words do not ask for")
         except MemoryStoreError as exc:
             logger.warning("memory extraction: %s %s skipped: %s", op.op, op.record_id or "", exc.message)
     return outcomes

@@ -5,6 +5,8 @@ the persistent projection in the index (facts "now") and `replay`, the in-memory
 `knownAt` (transaction time: only records observed by then). `classify` picks the standing facts at a
 valid-time instant: per key the one confirmed, live record valid then; two or more different candidates
 are a conflict, shown together and never decided by recency; facts without a key are de-duplicated by content.
+A `retract` record with trust `proposed` is a request to forget, waiting for a person: it adds a proposed
+fact of op `retract` (the target's text, `replaces` naming it) and the target stands until a review confirms it.
 """
 
 from __future__ import annotations
@@ -144,6 +146,8 @@ def fold(record: Record, lookup: FactLookup) -> Effect:
         target = lookup.fact(record.target or "")
         if target is None:
             return Effect()
+        if record.trust == "proposed":
+            return _retraction_request(record, target)
         done = replace(target, status="retracted", changed_seq=record.seq, changed_by=record.id)
         tombs = ((target.sig, record.id),) if target.sig else ()
         return Effect(facts=(done,), tombstones=tombs, bumps_epoch=True)
@@ -162,10 +166,43 @@ def fold(record: Record, lookup: FactLookup) -> Effect:
     return Effect()  # suppress: an audit event only
 
 
+def _retraction_request(record: Record, target: Fact) -> Effect:
+    """A request to forget `target`, shown for review with its text; nothing changes until a person decides."""
+    if target.status != "live":
+        return Effect()
+    request = replace(
+        target,
+        id=record.id,
+        seq=record.seq,
+        op="retract",
+        source=record.source,
+        basis=record.basis,
+        trust="proposed",
+        observed_at=record.observed_at,
+        replaces=target.id,
+        replace_mode=None,
+        confidence=None,
+        evidence_seq=record.evidence_seq,
+        tool_call_id=record.tool_call_id,
+        conflicts_with=(),
+        changed_seq=record.seq,
+        changed_by=None,
+    )
+    return Effect(facts=(request,))
+
+
 def _fold_review(record: Record, lookup: FactLookup) -> Effect:
     target = lookup.fact(record.target or "")
     if target is None:
         return Effect()
+    if target.op == "retract":
+        # The review settles the request; the store appends the retraction itself when it is confirmed.
+        settled = (
+            replace(target, trust="confirmed", status="retracted", changed_seq=record.seq, changed_by=record.id)
+            if record.decision == "confirm"
+            else replace(target, trust="rejected", changed_seq=record.seq, changed_by=record.id)
+        )
+        return Effect(facts=(settled,), bumps_epoch=True)
     changed: list[Fact] = []
     tombs: list[tuple[str, str]] = []
     if record.decision == "confirm":

@@ -173,10 +173,14 @@ class MemoryStore(MemoryWrites):
         await self._flush_events()
         return outcome
 
-    async def retract(self, record_id: str, *, evidence: Evidence, reason: str | None = None) -> WriteOutcome:
+    async def retract(
+        self, record_id: str, *, evidence: Evidence, reason: str | None = None, pending: bool = False
+    ) -> WriteOutcome:
         """Forget a fact: it leaves every view and the next prompt, and a tombstone keeps it from coming back.
 
         Live records with the same content are retracted with it, so the fact is gone, not one copy of it.
+        With `pending` the retraction is only requested (kind `pending`): the fact stands until a person
+        confirms the request in review; asking again while one waits writes nothing.
 
         Raises:
             RecordNotFoundError: no such record (or erased).
@@ -187,7 +191,7 @@ class MemoryStore(MemoryWrites):
         reason = clean_text(reason, "reason") if reason is not None else None
         ensure_not_sensitive(reason)
         async with self._lock:
-            outcome = self._retract_locked(record_id, evidence, reason)
+            outcome = self._retract_locked(record_id, evidence, reason, pending)
         await self._flush_events()
         return outcome
 

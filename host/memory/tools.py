@@ -2,7 +2,9 @@
 
 Replies say plainly what happened ("already recorded", "nothing matched", "stored as proposed"), and a
 refusal is a reply with `is_error`, never an exception. Review, erase and export are a person's acts and
-are not offered here. With memory off the host offers none of these tools.
+are not offered here. With memory off the host offers none of these tools. Trust is the host's call, from
+the run's `Provenance` (`host.memory.trust`): the model's `basis` can only lower it, its `reassert` counts
+only where the user's words allow it, and its `memory_forget` of a confirmed fact may wait for review.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from host.memory.fold import Fact
 from host.memory.records import TIERS, Evidence
 from host.memory.section import fact_line
 from host.memory.store import MemoryStore
+from host.memory.trust import Provenance, may_reassert, note_basis, retraction_waits
 from host.memory.values import WriteOutcome
 from protocol.errors import NOT_FOUND
 
 __all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "MemoryTool", "memory_tool_definitions", "run_memory_tool"]
 
-Handler = Callable[[MemoryStore, dict[str, Any], Evidence], Awaitable[str]]
-"""`run(store, arguments, evidence)`: the reply for the model; raises ValueError or a MemoryStoreError."""
+Handler = Callable[[MemoryStore, dict[str, Any], Evidence, Provenance], Awaitable[str]]
+"""`run(store, arguments, evidence, provenance)`: the reply for the model; raises ValueError or a MemoryStoreError."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +118,13 @@ def _text(arguments: dict[str, Any], name: str, *, required: bool = True) -> str
     return value
 
 
-def _basis(arguments: dict[str, Any], evidence: Evidence) -> Evidence:
+def _evidence(text: str, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> Evidence:
+    """The evidence with the basis the host decides: the model's label may lower it, never raise it."""
     claimed = arguments.get("basis")
-    if claimed in (None, "user") or evidence.basis is not None:
-        return evidence
-    if claimed not in ("tool", "file", "peer"):
+    if claimed not in (None, "user", "tool", "file", "peer"):
         raise ValueError("`basis` must be user, tool, file or peer")
-    return Evidence(evidence.source, evidence.seq, evidence.tool_call_id, str(claimed))
+    basis = note_basis(text, claimed, provenance)
+    return Evidence(evidence.source, evidence.seq, evidence.tool_call_id, basis)
 
 
 def _describe(outcome: WriteOutcome) -> str:
@@ -147,7 +150,14 @@ def _describe(outcome: WriteOutcome) -> str:
         gone = outcome.related[0].id if outcome.related else outcome.tombstone_id
         return (
             f"Not stored: this fact was forgotten earlier ({gone}). It comes back only if the user asks for it "
-            "explicitly (then call memory_note with reassert true)."
+            "in their own words (then call memory_note with reassert true), or a person adds it."
+        )
+    if outcome.kind == "pending":
+        target = outcome.related[0].id if outcome.related else "the fact"
+        return (
+            f"Not forgotten yet: the request to forget {target} waits for a person's review ({ident}), because "
+            "this conversation has taken in content that is not the user's own words and the user did not ask "
+            f"for it. {target} stays in your memory until then."
         )
     if outcome.kind == "corrected":
         old = outcome.related[0].id if outcome.related else "the old record"
@@ -174,20 +184,21 @@ def _recall_reply(hits: list[Fact], query: str) -> str:
     return "\n".join(lines)
 
 
-async def _note(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+async def _note(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
+    text = _text(arguments, "text") or ""
     outcome = await store.note(
-        _text(arguments, "text") or "",
-        evidence=_basis(arguments, evidence),
+        text,
+        evidence=_evidence(text, arguments, evidence, provenance),
         key=_text(arguments, "key", required=False),
         tier=_text(arguments, "tier", required=False) or "note",
         valid_from=_text(arguments, "validFrom", required=False),
         valid_until=_text(arguments, "validUntil", required=False),
-        reassert=arguments.get("reassert") is True,
+        reassert=arguments.get("reassert") is True and may_reassert(text, provenance),
     )
     return _describe(outcome)
 
 
-async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
     query = _text(arguments, "query") or ""
     limit = arguments.get("limit", 8)
     if not isinstance(limit, int) or not 1 <= limit <= 50:
@@ -196,19 +207,28 @@ async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evide
     return _recall_reply([hit.fact for hit in hits], query)
 
 
-async def _correct(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
+async def _correct(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
+    text = _text(arguments, "text") or ""
     outcome = await store.correct(
         _text(arguments, "id") or "",
-        _text(arguments, "text") or "",
-        evidence=evidence,
+        text,
+        evidence=_evidence(text, {}, evidence, provenance),
         valid_from=_text(arguments, "validFrom", required=False),
     )
     return _describe(outcome)
 
 
-async def _forget(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence) -> str:
-    reason = _text(arguments, "reason", required=False)
-    return _describe(await store.retract(_text(arguments, "id") or "", evidence=evidence, reason=reason))
+async def _forget(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
+    target = store.fact(_text(arguments, "id") or "")
+    waits = retraction_waits(target.trust, target.text, target.id, provenance)
+    basis = provenance.untrusted[0] if waits else "user"
+    outcome = await store.retract(
+        target.id,
+        evidence=Evidence(evidence.source, evidence.seq, evidence.tool_call_id, basis),
+        reason=_text(arguments, "reason", required=False),
+        pending=waits,
+    )
+    return _describe(outcome)
 
 
 MEMORY_TOOLS = {
@@ -250,7 +270,7 @@ def memory_tool_definitions() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 async def run_memory_tool(
-    store: MemoryStore, name: str, arguments: dict[str, Any], evidence: Evidence
+    store: MemoryStore, name: str, arguments: dict[str, Any], evidence: Evidence, *, provenance: Provenance
 ) -> tuple[str, bool]:
     """Run one memory tool call for the model.
 
@@ -258,8 +278,8 @@ async def run_memory_tool(
         store: the calling agent's memory.
         name: the tool name (one of `MEMORY_TOOL_NAMES`).
         arguments: the parsed arguments from the model.
-        evidence: the writer (normally `agent`; `peer:<id>` for a run woken by a peer), transcript seq and
-            tool call id.
+        evidence: the writer (normally `agent`), transcript seq and tool call id; its basis is decided here.
+        provenance: what the run has read (the user's words, untrusted sources), as the host recorded it.
 
     Returns:
         (content for the model, whether it is an error).
@@ -268,7 +288,7 @@ async def run_memory_tool(
     if tool is None:
         return f"Unknown memory tool {name!r}.", True
     try:
-        return await tool.run(store, arguments, evidence), False
+        return await tool.run(store, arguments, evidence, provenance), False
     except ValueError as exc:
         return f"Invalid arguments: {exc}.", True
     except MemoryStoreError as exc:

@@ -60,6 +60,8 @@ class ViewEdit:
 
 def _line(fact: Fact) -> str:
     text = " ".join((fact.text or "").split())
+    if fact.op == "retract":  # a request to forget, waiting under Proposed
+        text = f"Forget: {text}"
     prefix = f"`{fact.key}`: " if fact.key else ""
     return f"- {prefix}{text} ^{fact.id}"
 

@@ -26,7 +26,7 @@ from host.memory.gate import ensure_not_sensitive
 from host.memory.planner import NoteContext, plan_notes
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence, Record, content_signature, new_record_id
-from host.memory.trust import decide_trust, is_suppressible
+from host.memory.trust import correction_trust, decide_trust, is_suppressible
 from host.memory.values import MemoryEvent, NoteItem, WriteOutcome, check_item, check_key, clean_text
 from host.memory.view import ViewEdit
 from host.prompt.cache import bump_epoch
@@ -116,9 +116,9 @@ class MemoryWrites(MemoryReads):
         sig = content_signature(item.text)
         tombstone = self._index.tombstone(sig)
         rivals = tuple(self._index.standing_for_key(item.key, now)) if item.key else ()
-        return NoteContext(
-            sig, tuple(self._index.live_with_sig(sig)), tombstone, self._retired(sig) if tombstone else (), rivals
-        )
+        # A request to forget carries its target's text but is no copy of the fact: it never makes a duplicate.
+        live = tuple(f for f in self._index.live_with_sig(sig) if f.op != "retract")
+        return NoteContext(sig, live, tombstone, self._retired(sig) if tombstone else (), rivals)
 
     def _note_locked(self, items: Sequence[NoteItem], evidence: Evidence, reassert: bool) -> list[WriteOutcome]:
         trust = decide_trust(evidence.source, evidence.basis)
@@ -164,6 +164,8 @@ class MemoryWrites(MemoryReads):
         self, record_id: str, text: str, evidence: Evidence, since: str | None, key: str | None, *, keep_key: bool
     ) -> WriteOutcome:
         target = self._existing_fact(record_id)
+        if target.op == "retract":
+            raise MemoryStateError(f"record {record_id} is a request to forget, waiting for a person's review")
         if target.status == "superseded":
             raise MemoryStateError(f"record {record_id} was replaced by {target.changed_by}; correct that one")
         if target.status != "live" or target.trust == "rejected":
@@ -179,7 +181,7 @@ class MemoryWrites(MemoryReads):
         if tombstone is not None:
             draft = self._draft("suppress", evidence, target=tombstone, sig=sig)
             return WriteOutcome("suppressed", tuple(self._commit([draft])), None, self._retired(sig), tombstone)
-        trust = decide_trust(evidence.source, evidence.basis)
+        trust = correction_trust(evidence.source, evidence.basis, target.trust)
         draft = self._draft(
             "correct",
             evidence,
@@ -197,14 +199,48 @@ class MemoryWrites(MemoryReads):
         kind = "corrected" if trust == "confirmed" else "proposed"
         return WriteOutcome(kind, records, self._index.fact(draft.id), (self._existing_fact(target.id),))
 
-    def _retract_locked(self, record_id: str, evidence: Evidence, reason: str | None) -> WriteOutcome:
+    def _retract_locked(
+        self, record_id: str, evidence: Evidence, reason: str | None, pending: bool = False
+    ) -> WriteOutcome:
         target = self._existing_fact(record_id)
+        if target.op == "retract":
+            raise MemoryStateError(f"record {record_id} is a request to forget, waiting for a person's review")
         if target.status == "retracted":
             return WriteOutcome("unchanged", fact=target)
+        if pending and target.status == "live":
+            return self._request_retraction(target, evidence, reason)
         copies = [f for f in self._index.live_with_sig(target.sig or "") if f.id != target.id] if target.sig else []
         drafts = [self._draft("retract", evidence, target=f.id, sig=f.sig, reason=reason) for f in (target, *copies)]
         records = tuple(self._commit(drafts))
         return WriteOutcome("retracted", records, self._index.fact(target.id), tuple(copies))
+
+    def _request_retraction(self, target: Fact, evidence: Evidence, reason: str | None) -> WriteOutcome:
+        """A retraction that waits for a person: the fact stands until the request is confirmed in review."""
+        waiting = [
+            f
+            for f in self._index.live_with_sig(target.sig or "")
+            if f.op == "retract" and f.replaces == target.id and f.trust == "proposed"
+        ]
+        if waiting:
+            return WriteOutcome("pending", fact=waiting[0], related=(target,))
+        draft = self._draft("retract", evidence, target=target.id, sig=target.sig, reason=reason, trust="proposed")
+        records = tuple(self._commit([draft]))
+        return WriteOutcome("pending", records, self._index.fact(draft.id), (target,))
+
+    def _review_retraction(self, request: Fact, decision: str, reason: str | None) -> WriteOutcome:
+        """A person settles a request to forget: confirmed, the fact (and its live copies) is retracted now."""
+        if decision == "edit":
+            raise MemoryStateError(f"record {request.id} is a request to forget: confirm or reject it")
+        human = Evidence("human")
+        drafts = [self._draft("review", human, decision=decision, target=request.id, reason=reason)]
+        old = self._index.fact(request.replaces or "")
+        if decision == "confirm" and old is not None and old.status == "live":
+            copies = [f for f in self._index.live_with_sig(old.sig or "") if f.op != "retract" and f.id != old.id]
+            why = reason or f"confirmed request {request.id}"
+            drafts += [self._draft("retract", human, target=f.id, sig=f.sig, reason=why) for f in (old, *copies)]
+        records = tuple(self._commit(drafts))
+        kind = "confirmed" if decision == "confirm" else "rejected"
+        return WriteOutcome(kind, records, self._index.fact(request.id), (old,) if old is not None else ())
 
     def _review_locked(
         self, record_id: str, decision: str, text: str | None, key: str | None, reason: str | None
@@ -214,6 +250,8 @@ class MemoryWrites(MemoryReads):
             raise MemoryStateError(f"record {record_id} is not waiting for review")
         check_key(key)
         human = Evidence("human")
+        if target.op == "retract":
+            return self._review_retraction(target, decision, reason)
         if decision == "edit" and text is not None:
             draft = self._draft(
                 "review",

@@ -27,6 +27,7 @@ from host.memory import (
     run_memory_tool,
     worth_extracting,
 )
+from host.runs.provenance import run_provenance
 from host.runs.scheduler import Run, RunManager
 from host.runs.turns import Summarize, TurnPlanner
 from host.store.agents import Agent, AgentStore
@@ -118,7 +119,11 @@ class MemoryService:
             raise NotFoundError(f"there is no host tool named {params.name!r} in this run")
         transcript = self._store.transcript(agent.agent_id)
         evidence = Evidence(source, transcript.last_seq, params.tool_call_id)
-        content, is_error = await run_memory_tool(self.hub.get(agent.agent_id), params.name, params.arguments, evidence)
+        # Read for every call: a tool result that arrived since the last memory call counts.
+        provenance = run_provenance(transcript.read_backwards())
+        content, is_error = await run_memory_tool(
+            self.hub.get(agent.agent_id), params.name, params.arguments, evidence, provenance=provenance
+        )
         return ToolCallResult(content=content, is_error=is_error)
 
     async def after_run(self, run: Run) -> None:

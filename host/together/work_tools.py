@@ -13,6 +13,7 @@ from typing import Any
 from host.errors import HostError
 from host.memory import MEMORY_TOOL_NAMES, Evidence, MemoryStore, memory_tool_definitions, run_memory_tool
 from host.runs.host_tools import ArgumentsError, HostCall, parse_arguments, tool_spec
+from host.runs.provenance import run_provenance
 from host.runs.scheduler import RunManager, RunOrigin
 from host.store.agents import Agent
 from host.together.work_service import WorkService, board_text
@@ -72,10 +73,12 @@ class WorkTools:
         work_id = call.origin.work_id or ""
         try:
             if call.name in MEMORY_TOOL_NAMES:
-                seq = self._runs.transcript_of(call.run).last_seq
-                evidence = Evidence("agent", seq, call.tool_call_id)
+                transcript = self._runs.transcript_of(call.run)
+                evidence = Evidence("agent", transcript.last_seq, call.tool_call_id)
+                # What this run has read (timeline entries of other members included) decides trust.
+                provenance = run_provenance(transcript.read_backwards())
                 content, is_error = await run_memory_tool(
-                    self._memories.get(work_id), call.name, call.arguments, evidence
+                    self._memories.get(work_id), call.name, call.arguments, evidence, provenance=provenance
                 )
                 return ToolCallResult(content=content, is_error=is_error)
             text = await self._work_tool(call, work_id, call.arguments)

@@ -101,8 +101,12 @@ def test_a_retraction_must_rest_on_the_users_word(store: MemoryStore) -> None:
         from_tool = [ExtractionOp("retract", 11, "tool:web_search", record_id=berlin.fact.id)]
         assert await apply_extraction(store, from_tool, EXTRACTOR, exchange=EXCHANGE) == []
         assert store.fact(berlin.fact.id).status == "live"
-        from_user = [ExtractionOp("retract", 10, "user", record_id=berlin.fact.id, reason="moved")]
-        assert [o.kind for o in await apply_extraction(store, from_user, EXTRACTOR, exchange=EXCHANGE)] == ["retracted"]
+        inferred = [ExtractionOp("retract", 10, "user", record_id=berlin.fact.id, reason="moved")]
+        assert await apply_extraction(store, inferred, EXTRACTOR, exchange=EXCHANGE) == []
+        assert store.fact(berlin.fact.id).status == "live", "the user's line does not ask to forget Berlin"
+        asked = [ExchangeItem(20, "user", "I no longer live in Berlin, forget that.")]
+        from_user = [ExtractionOp("retract", 20, "user", record_id=berlin.fact.id, reason="moved")]
+        assert [o.kind for o in await apply_extraction(store, from_user, EXTRACTOR, exchange=asked)] == ["retracted"]
 
     asyncio.run(main())
 

@@ -8,6 +8,7 @@ import pytest
 
 from host.memory import Evidence, MemoryStore
 from host.memory.tools import memory_tool_definitions, run_memory_tool
+from host.memory.trust import CLEAN
 
 AGENT = Evidence("agent", seq=7, tool_call_id="call-1")
 
@@ -22,20 +23,32 @@ def test_the_tools_are_note_recall_correct_and_forget_only() -> None:
 
 def test_note_then_duplicate_then_recall_then_forget(store: MemoryStore) -> None:
     async def main() -> None:
-        reply, error = await run_memory_tool(store, "memory_note", {"text": "User's dog is called Rex"}, AGENT)
+        reply, error = await run_memory_tool(
+            store, "memory_note", {"text": "User's dog is called Rex"}, AGENT, provenance=CLEAN
+        )
         assert not error and reply.startswith("Recorded as m-")
         record_id = reply.split()[2].rstrip(".")
-        reply, error = await run_memory_tool(store, "memory_note", {"text": "user's dog is called rex"}, AGENT)
+        reply, error = await run_memory_tool(
+            store, "memory_note", {"text": "user's dog is called rex"}, AGENT, provenance=CLEAN
+        )
         assert (reply, error) == (f"Already recorded as {record_id}; nothing changed.", False)
-        reply, _ = await run_memory_tool(store, "memory_recall", {"query": "what is the dog called"}, AGENT)
+        reply, _ = await run_memory_tool(
+            store, "memory_recall", {"query": "what is the dog called"}, AGENT, provenance=CLEAN
+        )
         assert f"[{record_id}] User's dog is called Rex" in reply
-        reply, _ = await run_memory_tool(store, "memory_forget", {"id": record_id, "reason": "asked"}, AGENT)
+        reply, _ = await run_memory_tool(
+            store, "memory_forget", {"id": record_id, "reason": "asked"}, AGENT, provenance=CLEAN
+        )
         assert reply.startswith(f"Forgotten: {record_id}")
-        reply, _ = await run_memory_tool(store, "memory_recall", {"query": "dog"}, AGENT)
+        reply, _ = await run_memory_tool(store, "memory_recall", {"query": "dog"}, AGENT, provenance=CLEAN)
         assert reply == "Nothing matched 'dog'."
-        reply, _ = await run_memory_tool(store, "memory_recall", {"query": "dog", "includeRetracted": True}, AGENT)
+        reply, _ = await run_memory_tool(
+            store, "memory_recall", {"query": "dog", "includeRetracted": True}, AGENT, provenance=CLEAN
+        )
         assert "[retracted]" in reply
-        reply, _ = await run_memory_tool(store, "memory_note", {"text": "User's dog is called Rex"}, AGENT)
+        reply, _ = await run_memory_tool(
+            store, "memory_note", {"text": "User's dog is called Rex"}, AGENT, provenance=CLEAN
+        )
         assert reply.startswith("Not stored: this fact was forgotten earlier")
         assert store.history()[0].tool_call_id == "call-1" and store.history()[0].evidence_seq == 7
 
@@ -45,7 +58,7 @@ def test_note_then_duplicate_then_recall_then_forget(store: MemoryStore) -> None
 def test_a_note_from_a_tool_result_is_proposed_and_the_model_is_told(store: MemoryStore) -> None:
     async def main() -> None:
         reply, error = await run_memory_tool(
-            store, "memory_note", {"text": "Acme's CEO is Bob", "basis": "tool"}, AGENT
+            store, "memory_note", {"text": "Acme's CEO is Bob", "basis": "tool"}, AGENT, provenance=CLEAN
         )
         assert not error and reply.startswith("Stored as proposed")
         assert store.standing().current == ()
@@ -58,7 +71,7 @@ def test_correct_names_the_old_and_new_records(store: MemoryStore) -> None:
         outcome = await store.note("User lives in Berlin", evidence=AGENT, key="user.home_city")
         assert outcome.fact is not None
         arguments = {"id": outcome.fact.id, "text": "User lives in Lisbon", "validFrom": "2024-03-01"}
-        reply, error = await run_memory_tool(store, "memory_correct", arguments, AGENT)
+        reply, error = await run_memory_tool(store, "memory_correct", arguments, AGENT, provenance=CLEAN)
         assert not error and f"replaces {outcome.fact.id}" in reply
 
     asyncio.run(main())
@@ -78,6 +91,6 @@ def test_correct_names_the_old_and_new_records(store: MemoryStore) -> None:
 def test_refusals_are_error_replies_not_exceptions(
     store: MemoryStore, name: str, arguments: dict[str, object], starts: str
 ) -> None:
-    reply, error = asyncio.run(run_memory_tool(store, name, arguments, AGENT))
+    reply, error = asyncio.run(run_memory_tool(store, name, arguments, AGENT, provenance=CLEAN))
     assert error and reply.startswith(starts)
     assert store.last_seq == 0

@@ -1,0 +1,15 @@
+"""How `hearth memory` prints a record: a request to forget names the fact it would retract."""
+
+from __future__ import annotations
+
+from desktop.memory_cmd import format_record
+
+BASE = {"id": "m-aaaaaaaaaaaa", "source": "agent", "observedAt": "2026-01-01T00:00:00.000000Z"}
+
+
+def test_a_request_to_forget_says_which_fact_it_would_retract() -> None:
+    request = {**BASE, "op": "retract", "trust": "proposed", "status": "live", "replaces": "m-bbbbbbbbbbbb"}
+    line = format_record({**request, "text": "The user's cat is Miso."})
+    assert "forget m-bbbbbbbbbbbb: The user's cat is Miso." in line and "proposed" in line
+    fact = format_record({**BASE, "op": "assert", "trust": "proposed", "status": "live", "text": "A fact."})
+    assert "forget" not in fact and "A fact." in fact
