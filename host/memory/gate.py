@@ -1,88 +1,79 @@
 """The sensitive-content gate: credentials, keys, tokens, passwords and card numbers never enter memory.
 
-Every write path (tools, RPC, extraction, MEMORY.md import) calls `check_sensitive` before anything is
-stored or sent to a model. The reason names the kind of secret, never the secret itself. Card numbers
-must pass the Luhn check, so an ordinary long number (an order id, a phone number) is not refused.
+Every write path (the model's tools, the extractor, the `memory.*` RPC, a MEMORY.md edit) calls
+`ensure_not_sensitive` before anything is stored or sent to a model. Text is normalised first (NFKC, and
+every format character removed: zero-width spaces and joiners, soft hyphens, bidi marks), so a secret split
+by an invisible character is still seen. The detectors are in `host.memory.secret_shapes`. A refusal names
+the rule and the kind of secret, never the secret itself. `redact_arguments` keeps a refused secret out of
+the transcript, where the model's memory tool calls are recorded.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 from host.memory.errors import SensitiveContentError
+from host.memory.secret_shapes import Finding, find_secret, luhn_valid
 
-__all__ = ["check_sensitive", "ensure_not_sensitive", "luhn_valid"]
-
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("an API key", re.compile(r"\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_\-]{20,}")),
-    ("an API key", re.compile(r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,}")),
-    ("an API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}=*", re.IGNORECASE)),
-    ("a password in a URL", re.compile(r"[a-z][a-z0-9+.\-]*://[^\s/:@]+:[^\s/@]+@", re.IGNORECASE)),
-    (
-        "a password or secret",
-        re.compile(
-            r"\b(?:password|passwd|passphrase|pass\s*code|pin(?:\s*code)?|secret(?:\s*key)?|api[\s_-]?key|"
-            r"access[\s_-]?token|auth[\s_-]?token|private[\s_-]?key|client[\s_-]?secret|token)"
-            r"(?:\s+(?:is|was|=|:)|\s*[:=])\s*[\"'`]?[^\s\"'`]{3,}",
-            re.IGNORECASE,
-        ),
-    ),
-    ("a password or secret", re.compile(r"(?:密码|口令|密碼|パスワード|비밀번호)\s*(?:是|为|為|は|:|：|=)\s*\S{3,}")),
-)
-
-# 13 to 19 digits, optionally grouped by single spaces or dashes, as card numbers are written.
-_CARD_CANDIDATE = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+__all__ = [
+    "Finding",
+    "normalise_for_gate",
+    "find_sensitive",
+    "check_sensitive",
+    "ensure_not_sensitive",
+    "luhn_valid",
+    "redact_arguments",
+]
 
 
-def luhn_valid(digits: str) -> bool:
-    """The Luhn checksum that every payment card number satisfies."""
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)
-        if index % 2 == 1:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
+def normalise_for_gate(text: str) -> str:
+    """`text` as the detectors read it: NFKC, with format characters (category Cf) removed."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(char for char in folded if unicodedata.category(char) != "Cf")
+
+
+def find_sensitive(text: str) -> Finding | None:
+    """The rule that refuses `text`, or None when it may be stored."""
+    return find_secret(normalise_for_gate(text))
 
 
 def check_sensitive(text: str) -> str | None:
     """Say why `text` must not be stored, or None when it may be.
 
     Args:
-        text: the candidate content (a fact's text, a reason).
+        text: the candidate content (a fact's text, a key, a reason).
 
     Returns:
         A short reason such as "it looks like an API key", or None.
     """
-    for label, pattern in _PATTERNS:
-        if pattern.search(text):
-            return f"it looks like {label}"
-    for match in _CARD_CANDIDATE.finditer(text):
-        digits = re.sub(r"\D", "", match.group())
-        if 13 <= len(digits) <= 19 and luhn_valid(digits) and len(set(digits)) > 1:
-            return "it looks like a payment card number"
-    return None
+    finding = find_sensitive(text)
+    return None if finding is None else f"it looks like {finding.label}"
 
 
 def ensure_not_sensitive(*texts: str | None) -> None:
     """Refuse the write when any of `texts` holds a secret.
 
     Raises:
-        SensitiveContentError: with `data={"reason": ...}`; the message never quotes the text.
+        SensitiveContentError: with `data={"reason": ..., "rule": ...}`; the message never quotes the text.
     """
     for text in texts:
         if text is None:
             continue
-        reason = check_sensitive(text)
-        if reason is not None:
+        finding = find_sensitive(text)
+        if finding is not None:
+            reason = f"it looks like {finding.label}"
             raise SensitiveContentError(
-                f"Not stored: {reason}. Secrets are never kept in memory.", data={"reason": reason}
+                f"Not stored: {reason} (rule {finding.rule}). Secrets are never kept in memory.",
+                data={"reason": reason, "rule": finding.rule},
             )
+
+
+def redact_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A memory tool call's arguments with every string the gate refuses replaced by a note of the rule."""
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        finding = find_sensitive(value) if isinstance(value, str) else None
+        out[name] = value if finding is None else f"[withheld by Hearth: it looked like {finding.label}]"
+    return out

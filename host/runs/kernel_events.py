@@ -3,19 +3,28 @@
 The kernel streams `turn.delta`, `turn.message`, `turn.tool` and `turn.ended` keyed by `runId`. Streamed
 text is kept on the run (so a cancel can store it as a partial message); completed messages and tool
 results are appended to the agent's transcript before the shell hears of them. Events for a run that is
-no longer running are dropped: its end has already been written.
+no longer running are dropped: its end has already been written. A memory tool call's arguments are kept
+with every secret the memory gate refuses withheld, so a secret the model tried to remember is stored nowhere.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from host.memory import MEMORY_TOOL_NAMES
+from host.memory.gate import redact_arguments
 from host.runs.scheduler import Notify, RunManager
 from host.store.agents import AgentStore
 from protocol.errors import RUN_FAILED
 from protocol.models.host import AgentDeltaEvent, AgentMessageEvent, AgentToolEvent
 from protocol.models.kernel import TurnDeltaEvent, TurnEndedEvent, TurnMessageEvent, TurnToolEvent
-from protocol.models.transcript import AssistantEvent, ToolResultEvent
+from protocol.models.transcript import AssistantEvent, ToolCallInfo, ToolResultEvent
 
 __all__ = ["KernelEvents"]
+
+
+def _kept(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return redact_arguments(arguments) if name in MEMORY_TOOL_NAMES else arguments
 
 
 class KernelEvents:
@@ -45,8 +54,9 @@ class KernelEvents:
         if run is None:
             return
         run.partial.clear()
+        calls = [ToolCallInfo(id=c.id, name=c.name, arguments=_kept(c.name, c.arguments)) for c in event.tool_calls]
         message = AssistantEvent(
-            run_id=run.run_id, text=event.text, tool_calls=event.tool_calls, partial=event.partial, usage=event.usage
+            run_id=run.run_id, text=event.text, tool_calls=calls, partial=event.partial, usage=event.usage
         )
         stored = self._runs.transcript_of(run).append(message.model_dump(mode="json"))
         await self._notify(
@@ -75,7 +85,7 @@ class KernelEvents:
                 tool_call_id=event.tool_call_id,
                 name=event.name,
                 status=event.status,
-                arguments=event.arguments,
+                arguments=_kept(event.name, event.arguments),
                 content=event.content,
                 is_error=event.is_error,
             ),
