@@ -1,9 +1,9 @@
-"""The host process: wiring every part together and serving one shell.
+"""The host process: wiring every part together and serving its clients.
 
 `HostServer` builds the stores, the kernel supervisor, the run manager, memory and approvals, registers
-the method families of `host.rpc`, and serves a shell over one transport until `shutdown` or until the
-shell goes away; then it stops runs and the kernel, cleanly. `run_host` takes the data directory's lock
-around that, for the `hearth host` process.
+the method families of `host.rpc`, and serves the shell on stdio and every client of its Unix socket
+until `shutdown`, until the stdio shell goes away, or (a host no shell owns) until it has been idle; then
+it stops runs and the kernel, cleanly. `run_host` takes the data directory's lock around that.
 """
 
 from __future__ import annotations
@@ -16,11 +16,16 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from host.agent_dir import AgentDirectory
 from host.agent_service import AgentService
 from host.config import HostConfig
+from host.connections import ConnectionHub
 from host.errors import HostError
+from host.idle import wait_until_idle
+from host.listener import SocketListener
 from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, watch_memory_views
+from host.rpc.agent_dir import register_agent_dir_methods
 from host.rpc.agents import register_agent_methods
 from host.rpc.kernel_calls import register_kernel_calls
 from host.rpc.memory import memory_notification, register_memory_methods
@@ -49,16 +54,19 @@ from protocol.dispatch import Router
 from protocol.errors import KERNEL_UNAVAILABLE
 from protocol.models.host import PROTOCOL_VERSION, KernelDownEvent, KernelUpEvent
 from protocol.models.kernel import KernelInitializeParams, SummarizeParams, SummarizeResult
-from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport, stdio_transport
 
-__all__ = ["HostServer", "host_main", "main", "run_host"]
+__all__ = ["HostServer", "host_main", "main", "run_host", "IDLE_EXIT_HELP"]
+
+IDLE_EXIT_HELP = (
+    "serve only the Unix socket (no stdio) and stop SECONDS after the last client leaves with no run active"
+)
 
 logger = logging.getLogger(__name__)
 
 
 class HostServer:
-    """Serves one shell. Build it, then `await serve(transport)`."""
+    """Serves the shell on stdio and the socket's clients. Build it, then `await serve(transport)`."""
 
     def __init__(self, config: HostConfig) -> None:
         self.config = config
@@ -124,7 +132,10 @@ class HostServer:
             self.approvals,
             self.mcp,
         )
-        self._peer: JsonRpcPeer | None = None
+        self._activity = asyncio.Event()
+        self.connections = ConnectionHub(self.shell_router, self._activity)
+        self.listener: SocketListener | None = None
+        self._tasks: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
         self.table = ShellTable(self.shell_router)
         register_session_methods(
@@ -136,22 +147,46 @@ class HostServer:
             settings=self.settings,
             stop=self._stop.set,
             queued=self.together.deliveries.queued_runs,
+            token=lambda: self.listener.token if self.listener is not None else None,
         )
         register_agent_methods(self.table, self.agents)
+        register_agent_dir_methods(
+            self.table, AgentDirectory(self.store, lambda: self.kernel.info.shell if self.kernel.info else None)
+        )
         register_run_methods(self.table, self.together.deliveries, self.approvals)
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub)
 
     async def notify(self, method: str, event: BaseModel) -> None:
-        if self._peer is not None:
-            await self._peer.notify(method, event)
+        await self.connections.notify(method, event)
 
-    async def serve(self, transport: Transport) -> None:
-        """Serve until `shutdown` or the shell closes its end; then stop runs and the kernel."""
-        self._peer = JsonRpcPeer(transport, self.shell_router, name="shell")
+    async def serve(self, transport: Transport | None, *, idle_exit: float | None = None) -> None:
+        """Serve until `shutdown`, until the stdio shell on `transport` closes its end, or, with no
+        transport, until no client and no run has been there for `idle_exit` seconds; then stop cleanly.
+
+        Raises:
+            ListenerError: the Unix socket cannot be set up safely.
+        """
         await self.together.recover()
+        if self.config.listen:
+            self.listener = SocketListener(self.config.data_dir, self._attach)
+            await self.listener.start()
+        try:
+            await self._serve(transport, idle_exit)
+        finally:
+            if self.listener is not None:
+                self.listener.stop_accepting()
+        self.hub.close()
+        self.together.close()
+
+    def _idle(self) -> bool:
+        """No client, and no run running, queued or waiting in an inbox."""
+        return not len(self.connections) and not self.runs.runs() and not self.together.deliveries.queued_runs()
+
+    async def _serve(self, transport: Transport | None, idle_exit: float | None) -> None:
         async with asyncio.TaskGroup() as tasks:
+            self._tasks = tasks
             kernel_task = tasks.create_task(self.kernel.run())
             runs_task = tasks.create_task(self.runs.serve())
             memory_task = tasks.create_task(self.memory.serve())
@@ -159,10 +194,18 @@ class HostServer:
             together_task = tasks.create_task(self.together.serve())
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
-            shell_task = tasks.create_task(self._peer.serve())
             stop_task = tasks.create_task(self._stop.wait())
-            await asyncio.wait({shell_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            if transport is not None:
+                owner = tasks.create_task(self.connections.serve(transport, "stdio"))
+            else:
+                owner = tasks.create_task(
+                    wait_until_idle(self._idle, lambda: self.connections.served > 0, self._activity, idle_exit or 0.0)
+                )
+            await asyncio.wait({owner, stop_task}, return_when=asyncio.FIRST_COMPLETED)
             self.together.halt()  # what is unfinished stays in the inboxes for the next start
+            # No new client may attach to a host that is stopping.
+            if self.listener is not None:
+                self.listener.stop_accepting()
             await self.runs.cancel_all()
             await self.kernel.stop()
             await kernel_task
@@ -170,12 +213,17 @@ class HostServer:
             await watch_task
             for task in (runs_task, memory_task, warmup_task, together_task, stop_task):
                 task.cancel()
-            if not shell_task.done():
-                await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
-                shell_task.cancel()
-        self.hub.close()
-        self.together.close()
-        await transport.close()
+            await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
+            await self.connections.close_all()
+            if not owner.done():
+                owner.cancel()
+        self._tasks = None
+
+    async def _attach(self, transport: Transport) -> None:
+        if self._tasks is None:
+            await transport.close()
+            return
+        self._tasks.create_task(self.connections.serve(transport, "socket"))
 
     async def _watch_views(self, stop: asyncio.Event) -> None:
         try:
@@ -194,6 +242,7 @@ class HostServer:
         ApprovalStore.for_agent(self.config.data_dir, agent_id).remember(action, target, decision)
 
     async def _agent_changed(self, agent_id: str) -> None:
+        self._activity.set()
         await self.agents.changed(agent_id)
 
     async def _kernel_down(self, reason: str) -> None:
@@ -210,12 +259,15 @@ class HostServer:
 
 async def _serve(config: HostConfig) -> None:
     server = HostServer(config)
+    if config.idle_exit is not None:
+        await server.serve(None, idle_exit=config.idle_exit)
+        return
     async with stdio_transport() as transport:
         await server.serve(transport)
 
 
 def run_host(config: HostConfig) -> int:
-    """Serve a shell on this process's stdio until it shuts us down or goes away.
+    """Serve a shell on this process's stdio (or, with `idle_exit`, only the socket's clients) until done.
 
     Returns:
         The process exit code.
@@ -234,10 +286,10 @@ def run_host(config: HostConfig) -> int:
     return 0
 
 
-def host_main(data_dir: str | None) -> int:
+def host_main(data_dir: str | None, idle_exit: float | None = None) -> int:
     """`hearth host`: run the host on the resolved data directory; a refusal is one line on stderr, exit 2."""
     try:
-        return run_host(HostConfig(data_dir=resolve_data_dir(data_dir)))
+        return run_host(HostConfig(data_dir=resolve_data_dir(data_dir), idle_exit=idle_exit))
     except HostError as exc:
         print(f"hearth: {exc.message}", file=sys.stderr)
         return 2
@@ -248,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m host", description="Run the Hearth host on stdio.")
     parser.add_argument("--data-dir", help="where Hearth keeps its state (default: $HEARTH_HOME or the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+    parser.add_argument("--idle-exit", type=float, metavar="SECONDS", help=IDLE_EXIT_HELP)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -255,4 +308,4 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
-    return host_main(args.data_dir)
+    return host_main(args.data_dir, args.idle_exit)

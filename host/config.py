@@ -1,8 +1,9 @@
 """How a host is configured: where it keeps its state and how it starts its kernel.
 
 The data directory is resolved by `protocol.datadir.resolve_data_dir` (flag, `$HEARTH_HOME`, platform
-default). The kernel starts as a child process unless a `kernel_launcher` is given: the seam the tests
-use to run a kernel in memory. `clock` drives request deadlines, so tests can move time by hand.
+default). A host serves the shell that launched it on stdio, or (`idle_exit`) only socket clients. The
+kernel starts as a child process unless a `kernel_launcher` is given: the seam the tests use to run a
+kernel in memory. `clock` drives request deadlines, so tests can move time by hand.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ class HostConfig:
     kernel_launcher: KernelLauncher | None = None
     clock: Clock = field(default_factory=SystemClock)
     """The time source of request deadlines (tests pass one they move by hand)."""
+    listen: bool = True
+    """Listen on the data dir's Unix socket for more clients."""
+    idle_exit: float | None = None
+    """None: serve the shell on stdio. Seconds: serve only the socket, and stop once idle that long."""
 
     def launcher(self) -> KernelLauncher:
         """The kernel launcher: the configured one, or a child process running `kernel_command`."""

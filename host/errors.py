@@ -7,6 +7,7 @@ from protocol.errors import (
     CONFLICT,
     INVALID_PARAMS,
     KERNEL_UNAVAILABLE,
+    NOT_AUTHORIZED,
     NOT_FOUND,
     NOT_INITIALIZED,
     JsonRpcError,
@@ -18,6 +19,7 @@ __all__ = [
     "ConflictError",
     "BusyError",
     "NotInitializedError",
+    "NotAuthorizedError",
     "KernelUnavailableError",
     "InvalidRequestError",
     "HostLockedError",
@@ -43,6 +45,10 @@ class BusyError(HostError):
 
 class NotInitializedError(HostError):
     CODE = NOT_INITIALIZED
+
+
+class NotAuthorizedError(HostError):
+    CODE = NOT_AUTHORIZED
 
 
 class KernelUnavailableError(HostError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from protocol.models import agents, host, kernel, mcp, warmup
+from protocol.models.agent_dir import AGENT_DIR_METHODS
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
@@ -43,6 +44,7 @@ HOST_METHODS: dict[str, Method] = {
     "agent.cancel": (agents.AgentCancelParams, agents.AgentCancelResult),
     "agent.transcript": (agents.AgentTranscriptParams, agents.AgentTranscriptResult),
     "agent.decideTool": (host.DecideToolParams, host.DecideToolResult),
+    **AGENT_DIR_METHODS,
     **SECRETS_METHODS,
     **MEMORY_METHODS,
     **WORK_METHODS,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from protocol.framing import READ_LIMIT
 
-__all__ = ["Transport", "stdio_transport", "memory_transport_pair", "process_transport"]
+__all__ = ["Transport", "stdio_transport", "memory_transport_pair", "process_transport", "stream_transport"]
 
 
 @dataclass(slots=True)
@@ -48,7 +48,8 @@ def memory_transport_pair() -> tuple[Transport, Transport]:
     return Transport(a_in, to_b.write, to_b.close), Transport(b_in, to_a.write, to_a.close)
 
 
-def _stream_writer_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Transport:
+def stream_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Transport:
+    """Frames over an asyncio stream pair (a socket connection); writes are serialised by a lock."""
     lock = asyncio.Lock()
 
     async def write(data: bytes) -> None:
@@ -101,7 +102,7 @@ async def _piped_stdio(in_fd: int, out_fd: int) -> tuple[Transport, asyncio.Base
     out = os.fdopen(out_fd, "wb", buffering=0)
     write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-    return _stream_writer_transport(reader, writer), read_transport
+    return stream_transport(reader, writer), read_transport
 
 
 def _is_pipe_or_socket(fd: int) -> bool:
@@ -135,4 +136,4 @@ async def stdio_transport() -> AsyncIterator[Transport]:
 def process_transport(process: asyncio.subprocess.Process) -> Transport:
     """Frames over a child process's stdin (to it) and stdout (from it)."""
     assert process.stdin is not None and process.stdout is not None
-    return _stream_writer_transport(process.stdout, process.stdin)
+    return stream_transport(process.stdout, process.stdin)

@@ -1,17 +1,26 @@
-"""Session methods: `initialize`, `ping`, `shutdown`, `host.status`, `settings.get` and `settings.set`."""
+"""Session methods: `initialize`, `ping`, `shutdown`, `host.status`, `settings.get` and `settings.set`.
+
+`initialize` is per connection: it refuses a protocol version the host does not speak (naming the one it
+does), and on the socket a missing or wrong token; only then does the connection get events.
+"""
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 
+from host.connections import current_connection
+from host.errors import NotAuthorizedError
 from host.rpc.table import ShellTable
 from host.runs.scheduler import RunManager
 from host.store.agents import AgentStore
 from host.store.host_settings import HostSettingsStore
 from host.supervisor import KernelSupervisor
+from protocol.endpoint import ENDPOINT_FILE
+from protocol.errors import InvalidParamsError
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.host import (
     PROTOCOL_VERSION,
@@ -41,12 +50,25 @@ def register_session_methods(
     settings: HostSettingsStore,
     stop: Callable[[], None],
     queued: Callable[[], list[RunInfo]] = list,
+    token: Callable[[], str | None],
 ) -> None:
-    """Add the session methods to `table`."""
+    """Add the session methods to `table`; `token()` is the socket's token (None while nothing listens)."""
 
     async def initialize(params: InitializeParams) -> InitializeResult:
-        table.initialized = True
-        logger.info("shell %s %s connected", params.client.name, params.client.version)
+        if params.protocol_version != PROTOCOL_VERSION:
+            raise InvalidParamsError(
+                f"this host speaks protocol {PROTOCOL_VERSION}, not {params.protocol_version}",
+                data={"supported": [PROTOCOL_VERSION], "requested": params.protocol_version},
+            )
+        conn = current_connection()
+        if conn is not None and conn.origin == "socket":
+            expected = token()
+            if expected is None or not hmac.compare_digest(params.token or "", expected):
+                raise NotAuthorizedError(f"the token does not match; read it from {data_dir / ENDPOINT_FILE}")
+        if conn is not None:
+            conn.initialized = True
+            conn.client = params.client.name
+        logger.info("client %s %s initialized", params.client.name, params.client.version)
         return InitializeResult(
             server=ServerInfo(name="hearth", version=hearth_version()),
             protocol_version=PROTOCOL_VERSION,
@@ -86,9 +108,9 @@ def register_session_methods(
         runs.max_concurrent = updated.max_concurrent_runs
         return updated
 
-    table.add("initialize", InitializeParams, initialize, needs_init=False)
-    table.add("ping", EmptyParams, ping, needs_init=False)
-    table.add("shutdown", EmptyParams, shutdown, needs_init=False)
+    table.add("initialize", InitializeParams, initialize, before_init="open")
+    table.add("ping", EmptyParams, ping, before_init="open")
+    table.add("shutdown", EmptyParams, shutdown, before_init="stdio")
     table.add("host.status", EmptyParams, host_status)
     table.add("settings.get", EmptyParams, settings_get)
     table.add("settings.set", SettingsSetParams, settings_set)

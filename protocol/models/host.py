@@ -50,8 +50,11 @@ class ServerInfo(WireModel):
 
 
 class InitializeParams(Params):
+    """`token` is required on the host's Unix socket (it is in `<data>/host.endpoint`); stdio needs none."""
+
     client: ClientInfo
     protocol_version: str
+    token: str | None = None
 
 
 class InitializeResult(WireModel):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.background_host import wait_until_stopped
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 
@@ -33,6 +34,8 @@ def test_chat_sends_each_line_and_prints_the_streamed_reply(tmp_path: Path) -> N
     assert done.stdout.splitlines() == ["Hello, Ada!", "Hello, Grace!"]
     transcript = (tmp_path / "agents/greeter/transcript.jsonl").read_text(encoding="utf-8")
     assert transcript.count('"type":"user"') == 2
+    # The host the chat started stops once its last client has gone, and takes its lock with it.
+    wait_until_stopped(tmp_path)
     assert not (tmp_path / "host.lock").exists()
 
 
