@@ -1,7 +1,8 @@
-"""`hearth chat AGENT`: a line-based terminal client that launches `hearth host` as a desktop shell would.
+"""`hearth chat AGENT`: a line-based terminal client of the running host (started if none runs).
 
-It speaks only the wire: initialize, create the agent if it is missing, then one `agent.send` per input
-line, printing the streamed reply as it arrives. The host's own log goes to `<data>/logs/host.log`.
+It speaks only the wire: initialize, find the agent by id or name (any case) or create it, then one
+`agent.send` per input line, printing the streamed reply as it arrives. The host's log is in
+`<data>/logs/host.log`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.client import connect_host
+from desktop.describe import LOCAL_MODEL_NOTE, describe_model
+from desktop.names import find_agent
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
-from protocol.errors import NOT_FOUND, JsonRpcError
+from protocol.errors import JsonRpcError
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.agents import AgentInfo, AgentSendResult
 from protocol.models.host import AgentDeltaEvent, AgentEndedEvent, AgentToolEvent, KernelDownEvent
@@ -110,11 +113,8 @@ class _Printer:
 
 async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions) -> AgentInfo:
     patch = _model_patch(options)
-    try:
-        agent: AgentInfo = await peer.request("agent.get", {"agentId": options.agent}, AgentInfo)
-    except JsonRpcError as exc:
-        if exc.code != NOT_FOUND:
-            raise
+    agent = await find_agent(peer, options.agent)
+    if agent is None:
         params: dict[str, Any] = {"name": options.agent}
         if re.match(AGENT_ID_PATTERN, options.agent):
             params["agentId"] = options.agent
@@ -174,10 +174,9 @@ async def _follow_run(peer: JsonRpcPeer, printer: _Printer) -> None:
 
 
 def _describe_model(agent: AgentInfo) -> str:
-    model = agent.settings.model
-    if model.provider == "local":
-        return "the embedded SmolLM2-135M model: tiny, for trying Hearth out; use --provider to pick a real one"
-    return f"{model.provider} {model.name}".strip()
+    if agent.settings.model.provider == "local":
+        return f"{LOCAL_MODEL_NOTE}; use --provider to pick a real one"
+    return describe_model(agent.settings.model)
 
 
 def run_chat(options: ChatOptions) -> int:

@@ -1,6 +1,8 @@
 """The `hearth` command: argument parsing only. Each subcommand names one function, imported when it runs.
 
-Nothing heavy is imported at module level (no pydantic, no wire models), so `hearth --help` answers at once.
+Nothing heavy is imported at module level (no pydantic, no wire models, no Textual), so `hearth --help`
+answers at once (`python scripts/bench_cli.py` measures it). `hearth` alone opens the desktop shell.
+`--data-dir` and `-v` are accepted before or after the subcommand.
 """
 
 from __future__ import annotations
@@ -8,22 +10,61 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "normalize_memory_order"]
 
 MEMORY_VIEWS = ["current", "conflicts", "proposed", "all", "retracted"]
+MEMORY_ACTIONS = ("list", "conflicts", "review", "history", "why", "verify", "export", "forget", "erase")
+_TAKES_VALUE = {"--data-dir", "--view", "--text", "--reason", "--out", "--port"}
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", help="where Hearth keeps its state (default: $HEARTH_HOME or the user data dir)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked for (reading package metadata is not free)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print Hearth's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from protocol.version import hearth_version
+
+        print(f"hearth {hearth_version()}")
+        parser.exit()
+
+
+def _common(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    # Below the top level the defaults are SUPPRESS, so a flag given before the subcommand is not reset.
+    parser.add_argument(
+        "--data-dir",
+        default=None if top else argparse.SUPPRESS,
+        help="where Hearth keeps its state (default: $HEARTH_HOME or the user data dir)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=False if top else argparse.SUPPRESS, help="log debug detail"
+    )
+
+
+def _json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", dest="as_json", help="print JSON for scripts")
+
+
+def _data_dir(args: argparse.Namespace) -> Any:
+    from protocol.datadir import resolve_data_dir
+
+    return resolve_data_dir(args.data_dir)
+
+
+def _shell(args: argparse.Namespace) -> int:
+    """Open the desktop shell."""
+    from desktop.shell import run_shell
+
+    return run_shell(_data_dir(args), verbose=args.verbose)
 
 
 def _host(args: argparse.Namespace) -> int:
-    """Run the host on this process's stdio."""
     from host.app import host_main
 
-    return host_main(args.data_dir)
+    return host_main(args.data_dir, args.idle_exit)
 
 
 def _chat(args: argparse.Namespace) -> int:
@@ -42,27 +83,45 @@ def _chat(args: argparse.Namespace) -> int:
     )
 
 
+def _agents(args: argparse.Namespace) -> int:
+    from desktop.inspect_cmd import run_agents
+
+    return run_agents(_data_dir(args), args.as_json)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from desktop.inspect_cmd import run_inspect
+
+    return run_inspect(_data_dir(args), args.agent, args.as_json)
+
+
+def _web(args: argparse.Namespace) -> int:
+    from desktop.web import run_web
+
+    return run_web(_data_dir(args), port=args.port)
+
+
 def _secrets(args: argparse.Namespace) -> int:
     from desktop.secrets_cmd import run_secrets
-    from protocol.datadir import resolve_data_dir
 
-    return run_secrets(args.action, getattr(args, "name", None), resolve_data_dir(args.data_dir))
+    return run_secrets(args.action, getattr(args, "name", None), _data_dir(args))
 
 
 def _memory(args: argparse.Namespace) -> int:
     from desktop.memory_cmd import MemoryCommand, run_memory_command
-    from protocol.datadir import resolve_data_dir
 
     return run_memory_command(
         MemoryCommand(
             action=args.action,
             agent=args.agent,
-            data_dir=resolve_data_dir(args.data_dir),
+            data_dir=_data_dir(args),
             view=getattr(args, "view", "current"),
             record_id=getattr(args, "record_id", None),
             decision=getattr(args, "decision", None),
             text=getattr(args, "text", None),
             reason=getattr(args, "reason", None),
+            as_json=getattr(args, "as_json", False),
+            out=getattr(args, "out", None),
         )
     )
 
@@ -98,10 +157,20 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str, func: Any
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(name, help=help_text, description=help_text)
+    _common(parser)
+    parser.set_defaults(func=func)
+    return parser
+
+
 def _add_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    chat = commands.add_parser("chat", help="Chat with an agent in the terminal (creates it if missing).")
-    _common(chat)
-    chat.add_argument("agent", help="the agent's id (or a new name)")
+    chat = _add(
+        commands, "chat", "Chat with an agent in the terminal (found by id or name; created if missing).", _chat
+    )
+    chat.add_argument("agent", help="the agent's id or name (any case), or a new name")
     chat.add_argument(
         "--provider",
         choices=["local", "openai", "anthropic", "scripted"],
@@ -110,40 +179,50 @@ def _add_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     chat.add_argument("--model", help="model name, e.g. gpt-4o-mini or claude-sonnet-4-5")
     chat.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama")
     chat.add_argument("--key-secret", help="the name of the stored secret holding the API key")
-    chat.set_defaults(func=_chat)
 
 
 def _add_secrets(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     secrets = commands.add_parser("secrets", help="Store, list or delete provider API keys (never printed).")
+    _common(secrets)
     actions = secrets.add_subparsers(dest="action", required=True)
     for action, help_text, takes_name in (
         ("set", "Store a key (read without echo).", True),
         ("list", "List the names of stored keys.", False),
         ("delete", "Delete a stored key.", True),
     ):
-        action_parser = actions.add_parser(action, help=help_text)
-        _common(action_parser)
+        action_parser = _add(actions, action, help_text, _secrets)
         if takes_name:
             action_parser.add_argument("name")
-        action_parser.set_defaults(func=_secrets)
 
 
 def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    memory = commands.add_parser("memory", help="See and govern what an agent remembers.")
+    memory = commands.add_parser(
+        "memory",
+        help="See and govern what an agent remembers: hearth memory AGENT list|conflicts|review|history|why|...",
+    )
+    _common(memory)
+    memory.add_argument("agent", help="the agent's id or name")
     actions = memory.add_subparsers(dest="action", required=True)
 
     def action(name: str, help_text: str) -> argparse.ArgumentParser:
-        action_parser = actions.add_parser(name, help=help_text)
-        _common(action_parser)
-        action_parser.add_argument("agent", help="the agent's id")
-        action_parser.set_defaults(func=_memory)
-        return action_parser
+        parser = _add(actions, name, help_text, _memory)
+        _json(parser)
+        return parser
 
-    action("list", "List a view of the agent's memory.").add_argument("--view", default="current", choices=MEMORY_VIEWS)
-    review = action("review", "Confirm, reject or edit a proposed fact.")
-    review.add_argument("record_id")
-    review.add_argument("decision", choices=["confirm", "reject", "edit"])
+    action("list", "List a view of the agent's memory (current facts by default).").add_argument(
+        "--view", default="current", choices=MEMORY_VIEWS
+    )
+    action("conflicts", "Facts that disagree on one key, side by side.")
+    review = action("review", "List what waits for review, or confirm, reject or edit one proposed fact.")
+    review.add_argument("record_id", nargs="?")
+    review.add_argument("decision", nargs="?", choices=["confirm", "reject", "edit"])
     review.add_argument("--text", help="the corrected text, for edit")
+    action("history", "The audit trail of one fact (or of the whole memory).").add_argument("record_id", nargs="?")
+    action("why", "Why a fact is believed: its source, the line it rests on, what replaced it.").add_argument(
+        "record_id"
+    )
+    action("verify", "Re-walk the ledger's hash chain.")
+    action("export", "Every fact and ledger record as JSON.").add_argument("--out", help="write to this file")
     for name, help_text in (
         ("forget", "Retract a fact (the audit trail keeps it)."),
         ("erase", "Erase a fact's text for good (the audit keeps that it existed)."),
@@ -151,7 +230,6 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         with_id = action(name, help_text)
         with_id.add_argument("record_id")
         with_id.add_argument("--reason")
-    action("verify", "Re-walk the ledger's hash chain.")
 
 
 def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -178,24 +256,55 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hearth", description="Hearth: a local host for persistent AI agents.")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    host = commands.add_parser("host", help="Run the host, speaking JSON-RPC on stdio (what a desktop shell launches).")
-    _common(host)
-    host.set_defaults(func=_host)
+    parser = argparse.ArgumentParser(
+        prog="hearth",
+        description="Hearth: a local host for persistent AI agents. With no command, opens the desktop shell.",
+    )
+    _common(parser, top=True)
+    parser.add_argument("--version", action=_Version)
+    parser.set_defaults(func=_shell)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add(commands, "shell", "Open the desktop shell (what `hearth` alone does).", _shell)
     _add_chat(commands)
-    _add_secrets(commands)
+    _json(_add(commands, "agents", "List the agents with their status and model.", _agents))
+    inspect = _add(
+        commands, "inspect", "Show one agent: settings, status, memory, prompt epoch, sandbox roots.", _inspect
+    )
+    inspect.add_argument("agent", help="the agent's id or name")
+    _json(inspect)
     _add_memory(commands)
     _add_mcp(commands)
+    _add_secrets(commands)
+    web = _add(commands, "web", "Serve the desktop shell in a browser on 127.0.0.1, behind a one-time token.", _web)
+    web.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    host = _add(commands, "host", "Run the host, speaking JSON-RPC on stdio (what a desktop shell launches).", _host)
+    host.add_argument("--idle-exit", type=float, metavar="SECONDS", help="serve only the socket; stop once idle")
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
-    schema.set_defaults(func=_schema, verbose=False)
+    schema.set_defaults(func=_schema)
     return parser
 
 
+def normalize_memory_order(argv: list[str]) -> list[str]:
+    """Accept the older `hearth memory ACTION AGENT ...` by turning it into `hearth memory AGENT ACTION ...`.
+
+    Only when the word after `memory` is an action and the next one is not: an agent named like an
+    action (`list`) is reached in the new order, or by its id.
+    """
+    words = [
+        i for i, word in enumerate(argv) if not word.startswith("-") and (i == 0 or argv[i - 1] not in _TAKES_VALUE)
+    ]
+    if len(words) < 3 or argv[words[0]] != "memory":
+        return argv
+    first, second = words[1], words[2]
+    if argv[first] in MEMORY_ACTIONS and argv[second] not in MEMORY_ACTIONS:
+        argv = list(argv)
+        argv[first], argv[second] = argv[second], argv[first]
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(normalize_memory_order(sys.argv[1:] if argv is None else list(argv)))
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         stream=sys.stderr,

@@ -1,0 +1,60 @@
+"""Words for what the wire carries, shared by the terminal commands and the shell: a model, an agent's
+settings, a transcript event, a memory record, each as one short line a person can read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.models.agents import AgentInfo, ModelSettings
+
+__all__ = ["describe_model", "describe_settings", "describe_event", "describe_trust", "LOCAL_MODEL_NOTE"]
+
+LOCAL_MODEL_NOTE = "the embedded SmolLM2-135M model: tiny, for trying Hearth out"
+
+
+def describe_model(model: ModelSettings) -> str:
+    if model.provider == "local":
+        return "local (embedded SmolLM2-135M)"
+    if model.provider == "scripted":
+        return f"scripted ({len(model.rules)} rules)"
+    where = f" at {model.base_url}" if model.base_url else ""
+    return f"{model.provider} {model.name}".strip() + where
+
+
+def describe_settings(agent: AgentInfo) -> str:
+    s = agent.settings
+    return (
+        f"memory {'on' if s.memory else 'off'}, tools {s.tool_permission}, network {'on' if s.network else 'off'}"
+    )
+
+
+def describe_trust(record: dict[str, Any]) -> str:
+    """A record's trust and, unless it is live, its status: `confirmed`, `proposed, retracted`."""
+    state = str(record.get("trust") or record.get("op") or "")
+    if record.get("status") not in (None, "live"):
+        state += f", {record['status']}"
+    return state
+
+
+def describe_event(event: dict[str, Any]) -> str:
+    """One transcript event (wire form) as `kind: what happened`."""
+    kind = event.get("type", "?")
+    if kind == "user":
+        return f"you: {event.get('text', '')}"
+    if kind == "wake":
+        return f"{event.get('fromAgent', 'an agent')}: {event.get('text', '')}"
+    if kind == "assistant":
+        calls = ", ".join(c.get("name", "?") for c in event.get("toolCalls", []))
+        text = event.get("text", "") + (" (cut short)" if event.get("partial") else "")
+        return f"agent: {text}" + (f" [calls {calls}]" if calls else "")
+    if kind == "tool":
+        return f"tool {event.get('name', '?')}{' failed' if event.get('isError') else ''}: {event.get('content', '')}"
+    if kind == "ended":
+        error = f": {event['error']}" if event.get("error") else ""
+        return f"run ended ({event.get('reason', '?')}){error}"
+    if kind == "context":
+        return f"context: prompt epoch {event.get('epoch', 0)}" + (", with recall" if event.get("recall") else "")
+    if kind == "compact":
+        return f"compacted through #{event.get('throughSeq', '?')}: {event.get('summary', '')}"
+    return str(kind)

@@ -1,0 +1,130 @@
+"""`hearth agents` and `hearth inspect AGENT`: what the agents are and how each one stands, read over the wire.
+
+`inspect` gathers one agent's profile and settings (`agent.get`), its directory, prompt epoch and sandbox
+roots (`agent.inspect`), the tail of its transcript (`agent.transcript`) and its memory (`memory.list`, so
+the facts shown are exactly the host's). `--json` prints the same, as the wire gives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from desktop.client import connect_host
+from desktop.describe import describe_event, describe_model, describe_settings, describe_trust
+from desktop.names import require_agent
+from desktop.tables import one_line, print_json, print_table
+from protocol.dispatch import Router
+from protocol.errors import JsonRpcError
+from protocol.models.agents import AgentInfo, AgentListResult
+from protocol.peer import JsonRpcPeer
+
+__all__ = ["run_agents", "run_inspect", "gather_inspection"]
+
+TAIL = 10
+
+
+async def gather_inspection(peer: JsonRpcPeer, ref: str) -> dict[str, Any]:
+    """Everything `hearth inspect` shows, in wire form."""
+    agent = await require_agent(peer, ref)
+    ref_params = {"agentId": agent.agent_id}
+    directory = await peer.request("agent.inspect", ref_params)
+    tail = await peer.request("agent.transcript", {**ref_params, "limit": TAIL})
+    memory: dict[str, Any] = {}
+    if agent.settings.memory:
+        current = await peer.request("memory.list", {**ref_params, "view": "current"})
+        proposed = await peer.request("memory.list", {**ref_params, "view": "proposed"})
+        memory = {"current": current["records"], "conflicts": current["conflicts"], "proposed": proposed["records"]}
+    return {
+        "agent": agent.model_dump(mode="json", by_alias=True),
+        "directory": directory,
+        "transcriptTail": tail["events"],
+        "memory": memory,
+    }
+
+
+def _print_inspection(found: dict[str, Any]) -> None:
+    agent = AgentInfo.model_validate(found["agent"])
+    directory, memory = found["directory"], found["memory"]
+    sandbox = directory["sandbox"]
+    shell = sandbox.get("shell")
+    epoch = directory.get("promptEpoch")
+    rows = [
+        ("agent", f"{agent.agent_id} ({agent.name}), {agent.status}, created {agent.created_at}"),
+        ("model", describe_model(agent.settings.model)),
+        ("settings", describe_settings(agent)),
+        ("directory", directory["dir"]),
+        ("prompt", "no turn yet" if epoch is None else f"epoch {epoch} ({directory.get('promptEpochReason') or '-'})"),
+        ("workspace", f"{sandbox['workspace']} (read-write)"),
+        ("read-only", ", ".join(sandbox["readOnly"])),
+        (
+            "shell",
+            "unknown (kernel starting)" if shell is None else ("available" if shell["available"] else shell["reason"]),
+        ),
+    ]
+    if memory:
+        counts = f"{len(memory['current'])} current, {len(memory['proposed'])} waiting for review"
+        rows.append(("memory", f"{counts}, {len(memory['conflicts'])} conflicts"))
+    else:
+        rows.append(("memory", "off"))
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"{label.ljust(width)}  {value}")
+    if memory and (memory["current"] or memory["proposed"]):
+        print()
+        print_table(
+            ["id", "trust", "fact"],
+            [(r["id"], describe_trust(r), r.get("text") or "(erased)") for r in memory["current"] + memory["proposed"]],
+            empty="",
+        )
+    print()
+    events = found["transcriptTail"]
+    print(f"transcript: the last {len(events)} of {directory['transcriptEvents']} events")
+    for event in events:
+        print(f"  #{event['seq']:<4} {one_line(describe_event(event), 100)}")
+
+
+async def _agents(data_dir: Path, as_json: bool) -> int:
+    async with connect_host(data_dir, Router(), client="hearth-agents") as peer:
+        listing = await peer.request("agent.list", {}, AgentListResult)
+    if as_json:
+        print_json(listing.model_dump(mode="json", by_alias=True))
+        return 0
+    rows = [
+        (a.agent_id, a.name, a.status, describe_model(a.settings.model), describe_settings(a)) for a in listing.agents
+    ]
+    print_table(
+        ["id", "name", "status", "model", "settings"], rows, empty="(no agents yet: `hearth chat NAME` makes one)"
+    )
+    return 0
+
+
+async def _inspect(data_dir: Path, ref: str, as_json: bool) -> int:
+    async with connect_host(data_dir, Router(), client="hearth-inspect") as peer:
+        found = await gather_inspection(peer, ref)
+    if as_json:
+        print_json(found)
+    else:
+        _print_inspection(found)
+    return 0
+
+
+def _run(coro: Any) -> int:
+    try:
+        code: int = asyncio.run(coro)
+    except JsonRpcError as exc:
+        print(f"hearth: {exc.message}", file=sys.stderr)
+        return 1
+    return code
+
+
+def run_agents(data_dir: Path, as_json: bool) -> int:
+    """`hearth agents`. Returns the exit code."""
+    return _run(_agents(data_dir, as_json))
+
+
+def run_inspect(data_dir: Path, ref: str, as_json: bool) -> int:
+    """`hearth inspect AGENT`. Returns the exit code (1 for an unknown agent)."""
+    return _run(_inspect(data_dir, ref, as_json))

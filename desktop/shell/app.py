@@ -1,0 +1,350 @@
+"""The reference desktop shell: a Textual app that talks to the host only through the wire.
+
+Agents on the left (status, unread count, model); on the right the selected agent's chat, memory and
+files. Every host call runs in a worker, so the shell never freezes while the host works; every event
+arrives as a `HostEvent` message. If the host dies, the shell says so and offers to restart it.
+Works get a panel once the host offers `work.*` methods; until then there is none to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from desktop.shell.chat_view import ChatView
+from desktop.shell.dialogs import AgentDialog, ConfirmDialog, HostLostDialog, TextDialog
+from desktop.shell.entries import ApprovalPrompt
+from desktop.shell.files_view import FilesView
+from desktop.shell.memory_view import MemoryView
+from desktop.shell.roster import AgentState, agent_prompt
+from desktop.shell.session import HostEvent, HostLost, HostSession
+from desktop.shell.style import CSS
+from protocol.errors import BUSY, JsonRpcError
+from protocol.models.agents import AgentInfo
+
+__all__ = ["HearthApp"]
+
+_RUN_EVENTS = {"agent.delta", "agent.message", "agent.tool", "agent.ended"}
+
+
+class HearthApp(App[None]):
+    TITLE = "Hearth"
+    CSS = CSS
+    BINDINGS = [
+        Binding("ctrl+n", "new_agent", "New agent"),
+        Binding("f2", "rename", "Rename"),
+        Binding("ctrl+s", "settings", "Settings"),
+        Binding("f8", "delete", "Delete"),
+        Binding("f3", "tab('chat')", "Chat"),
+        Binding("f4", "tab('memory')", "Memory"),
+        Binding("f5", "tab('files')", "Files"),
+        Binding("f6", "next_agent", "Next agent"),
+        Binding("ctrl+q", "quit", "Quit"),
+    ]
+
+    def __init__(self, data_dir: Path, *, verbose: bool = False) -> None:
+        super().__init__()
+        self.session = HostSession(self, data_dir, verbose=verbose)
+        self.agents: dict[str, AgentState] = {}
+        self.current: str | None = None
+        self.kernel = "starting"
+        self.changed = asyncio.Event()
+        """Set whenever the shell has handled something from the host (tests wait on it)."""
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="")
+        with Horizontal():
+            with Vertical(id="sidebar"):
+                yield Static("Agents", classes="heading")
+                yield OptionList(id="agents")
+                yield Static("connecting to the host…", id="host-status")
+            with TabbedContent(id="main", initial="chat"):
+                with TabPane("Chat (F3)", id="chat"):
+                    yield ChatView(id="chat-view")
+                with TabPane("Memory (F4)", id="memory"):
+                    yield MemoryView(self.call, id="memory-view")
+                with TabPane("Files (F5)", id="files"):
+                    yield FilesView(self.call, id="files-view")
+        yield Footer()
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.session.call(method, params)
+
+    def on_mount(self) -> None:
+        self.connect()
+
+    def _settled(self) -> None:
+        self.changed.set()
+
+    @work(exclusive=True, group="connect")
+    async def connect(self) -> None:
+        self.query_one("#host-status", Static).update("connecting to the host…")
+        try:
+            await self.session.connect()
+            status = await self.call("host.status", {})
+            listing = await self.call("agent.list", {})
+        except JsonRpcError as exc:
+            self.query_one("#host-status", Static).update(f"no host: {exc.message}")
+            self.push_screen(HostLostDialog(exc.message), self._restart_or_quit)
+            return
+        self.kernel = status["kernel"]["state"]
+        self.agents = {a["agentId"]: AgentState(AgentInfo.model_validate(a)) for a in listing["agents"]}
+        self._render_roster()
+        if self.current not in self.agents:
+            self.current = next(iter(self.agents), None)
+        if self.current is not None:
+            self.select(self.current)
+        self._settled()
+
+    def _host_line(self) -> None:
+        words = {"up": "ready", "starting": "kernel starting…", "down": "kernel restarting…"}
+        kernel = words.get(self.kernel, self.kernel)
+        self.query_one("#host-status", Static).update(f"host: {kernel} · {len(self.agents)} agents")
+
+    def _render_roster(self) -> None:
+        agents = self.query_one("#agents", OptionList)
+        highlighted = self.current
+        agents.clear_options()
+        agents.add_options([Option(agent_prompt(state), id=agent_id) for agent_id, state in self.agents.items()])
+        if highlighted in self.agents:
+            agents.highlighted = list(self.agents).index(highlighted)
+        self._host_line()
+
+    def _refresh_agent(self, agent_id: str) -> None:
+        if agent_id in self.agents:
+            self.query_one("#agents", OptionList).replace_option_prompt(agent_id, agent_prompt(self.agents[agent_id]))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id is not None:
+            self.select(event.option.id)
+
+    @work(exclusive=True, group="select")
+    async def select(self, agent_id: str) -> None:
+        state = self.agents.get(agent_id)
+        if state is None:
+            return
+        self.current = agent_id
+        state.unread = 0
+        self._refresh_agent(agent_id)
+        try:
+            page = await self.call("agent.transcript", {"agentId": agent_id, "limit": 200})
+        except JsonRpcError as exc:
+            self.notify(exc.message, severity="error")
+            return
+        if self.current != agent_id:
+            return
+        chat = self.query_one("#chat-view", ChatView)
+        chat.show(state.info, page["events"])
+        chat.set_queue(state.queue)
+        self.query_one("#memory-view", MemoryView).show(agent_id)
+        self.query_one("#files-view", FilesView).show(agent_id)
+        self.sub_title = state.info.name
+        chat.query_one("#prompt").focus()
+        self._settled()
+
+    def on_host_event(self, event: HostEvent) -> None:
+        method, params = event.method, event.params
+        agent_id = params.get("agentId")
+        if method == "agent.updated" and isinstance(agent_id, str):
+            self._agent_updated(agent_id, params.get("agent"))
+        elif method in _RUN_EVENTS and isinstance(agent_id, str) and agent_id in self.agents:
+            state = self.agents[agent_id]
+            if agent_id == self.current:
+                self.query_one("#chat-view", ChatView).host_event(method, params)
+            elif method == "agent.message":
+                state.unread += 1
+            if method == "agent.ended":
+                state.failed = params.get("reason") == "error"
+                self._send_next(agent_id)
+            self._refresh_agent(agent_id)
+        elif method in ("memory.changed", "memory.proposed") and agent_id == self.current:
+            self.query_one("#memory-view", MemoryView).refresh_facts()
+            if method == "memory.proposed":
+                count = len(params.get("records", []))
+                self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
+        elif method in ("kernel.up", "kernel.down"):
+            self.kernel = "up" if method == "kernel.up" else "down"
+            self._host_line()
+        self._settled()
+
+    def _agent_updated(self, agent_id: str, raw: dict[str, Any] | None) -> None:
+        if raw is None:
+            self.agents.pop(agent_id, None)
+            if self.current == agent_id:
+                self.current = next(iter(self.agents), None)
+                if self.current is not None:
+                    self.select(self.current)
+            self._render_roster()
+            return
+        info = AgentInfo.model_validate(raw)
+        if agent_id not in self.agents:
+            self.agents[agent_id] = AgentState(info)
+            self._render_roster()
+        else:
+            self.agents[agent_id].info = info
+            self._refresh_agent(agent_id)
+        if agent_id == self.current:
+            chat = self.query_one("#chat-view", ChatView)
+            chat.agent = info
+            if not chat.waiting_for_person or info.status == "idle":
+                chat.set_status(info.status)
+
+    def on_chat_view_send(self, message: ChatView.Send) -> None:
+        state = self.agents.get(message.agent_id)
+        if state is None:
+            return
+        if state.queue or state.info.status != "idle":
+            state.queue.append(message.text)
+            self._queue_changed(message.agent_id)
+        else:
+            self.send(message.agent_id, message.text)
+
+    def _queue_changed(self, agent_id: str) -> None:
+        if agent_id == self.current:
+            self.query_one("#chat-view", ChatView).set_queue(self.agents[agent_id].queue)
+        self._refresh_agent(agent_id)
+
+    def _send_next(self, agent_id: str) -> None:
+        state = self.agents[agent_id]
+        if state.queue:
+            self.send(agent_id, state.queue.pop(0))
+            self._queue_changed(agent_id)
+
+    @work(group="send")
+    async def send(self, agent_id: str, text: str) -> None:
+        state = self.agents.get(agent_id)
+        try:
+            await self.call("agent.send", {"agentId": agent_id, "text": text})
+        except JsonRpcError as exc:
+            if exc.code == BUSY and state is not None:
+                state.queue.insert(0, text)  # it got busy meanwhile: wait for its turn to end
+                self._queue_changed(agent_id)
+            else:
+                self.notify(exc.message, severity="error", title="not sent")
+            return
+        if state is not None:
+            state.failed = False
+
+    @work(group="send")
+    async def on_chat_view_cancel(self, message: ChatView.Cancel) -> None:
+        state = self.agents.get(message.agent_id)
+        dropped = len(state.queue) if state is not None else 0
+        if state is not None:
+            state.queue.clear()
+            self._queue_changed(message.agent_id)
+        try:
+            cancelled = (await self.call("agent.cancel", {"agentId": message.agent_id}))["cancelled"]
+        except JsonRpcError as exc:
+            self.notify(exc.message, severity="error")
+            return
+        if not cancelled and dropped:
+            self.notify(f"dropped {dropped} queued message(s)")
+        elif not cancelled:
+            self.notify("nothing is running")
+
+    @work(group="decide")
+    async def on_approval_prompt_decided(self, message: ApprovalPrompt.Decided) -> None:
+        chat = self.query_one("#chat-view", ChatView)
+        params = {"agentId": self.current, "toolCallId": message.prompt.tool_call_id, "decision": message.decision}
+        try:
+            await self.call("agent.decideTool", params)
+        except JsonRpcError as exc:
+            chat.decided(message.prompt, message.decision, error=exc.message)
+            return
+        chat.decided(message.prompt, message.decision)
+        self._settled()
+
+    def _later(self, job: Coroutine[Any, Any, None]) -> None:
+        """Run a dialog's follow-up host call in a worker, so the shell stays responsive."""
+        self.run_worker(job, group="agents")
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#main", TabbedContent).active = tab
+        # Focus moves into the pane on show; a focus left in a hidden pane would switch the tab back.
+        target = {"chat": "#prompt", "memory": "#facts", "files": "#file-tree"}[tab]
+        self.query_one(target).focus()
+
+    def action_next_agent(self) -> None:
+        ids = list(self.agents)
+        if ids:
+            at = ids.index(self.current) if self.current in ids else -1
+            self.select(ids[(at + 1) % len(ids)])
+
+    def action_new_agent(self) -> None:
+        self.push_screen(AgentDialog(), lambda answer: self._later(self._create(answer)))
+
+    async def _create(self, params: dict[str, Any] | None) -> None:
+        if not params:
+            return
+        try:
+            created = await self.call("agent.create", params)
+        except JsonRpcError as exc:
+            self.notify(exc.message, severity="error", title="not created")
+            return
+        self.agents.setdefault(created["agentId"], AgentState(AgentInfo.model_validate(created)))
+        self._render_roster()
+        self.select(created["agentId"])
+
+    def action_rename(self) -> None:
+        state = self.agents.get(self.current or "")
+        if state is not None:
+            self.push_screen(
+                TextDialog(f"Rename {state.info.name}", state.info.name),
+                lambda answer: self._later(self._rename(answer)),
+            )
+
+    async def _rename(self, name: str | None) -> None:
+        if name and self.current:
+            await self._update({"agentId": self.current, "name": name})
+
+    def action_settings(self) -> None:
+        state = self.agents.get(self.current or "")
+        if state is not None:
+            self.push_screen(AgentDialog(state.info), lambda answer: self._later(self._save_settings(answer)))
+
+    async def _save_settings(self, params: dict[str, Any] | None) -> None:
+        if params and self.current:
+            await self._update({"agentId": self.current, **params})
+
+    async def _update(self, params: dict[str, Any]) -> None:
+        try:
+            await self.call("agent.update", params)
+        except JsonRpcError as exc:
+            self.notify(exc.message, severity="error", title="not saved")
+
+    def action_delete(self) -> None:
+        state = self.agents.get(self.current or "")
+        if state is None:
+            return
+        question = f"Delete {state.info.name} ({state.info.agent_id})? Its directory goes to the trash."
+        self.push_screen(ConfirmDialog(question, "Delete"), lambda answer: self._later(self._delete(answer)))
+
+    async def _delete(self, yes: bool | None) -> None:
+        if yes and self.current:
+            try:
+                await self.call("agent.delete", {"agentId": self.current})
+            except JsonRpcError as exc:
+                self.notify(exc.message, severity="error", title="not deleted")
+
+    def on_host_lost(self, event: HostLost) -> None:
+        self.query_one("#host-status", Static).update(f"host: gone ({event.reason})")
+        self.push_screen(HostLostDialog(event.reason), self._restart_or_quit)
+        self._settled()
+
+    def _restart_or_quit(self, restart: bool | None) -> None:
+        if restart:
+            self.connect()
+        else:
+            self.exit()
+
+    async def on_unmount(self) -> None:
+        await self.session.close()
