@@ -81,7 +81,9 @@ class ChatView(Vertical):
         with Horizontal(id="status-row"):
             yield Spinner(id="spinner")
             yield Static("", id="status")
-        yield Input(placeholder="Pick or create an agent (ctrl+n) to chat", id="prompt", disabled=True)
+        prompt = Input(placeholder="Pick or create an agent (ctrl+n) to chat", id="prompt", disabled=True)
+        prompt.cursor_blink = False  # a steady cursor: calmer, and every picture of the screen is the same
+        yield prompt
 
     def on_mount(self) -> None:
         self.set_interval(0.5, self._explain_wait)

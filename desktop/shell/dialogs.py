@@ -21,6 +21,11 @@ PROVIDERS = [("local (embedded, tiny)", "local"), ("OpenAI-compatible", "openai"
 PERMISSIONS = [("ask me", "ask"), ("always allow", "always"), ("never allow", "never")]
 
 
+def _steady(field: Input) -> Input:
+    field.cursor_blink = False
+    return field
+
+
 class ConfirmDialog(ModalScreen[bool]):
     """A yes/no question; `y` confirms, `n` or escape cancels."""
 
@@ -59,7 +64,7 @@ class TextDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
             yield Label(self._question, classes="dialog-question")
-            yield Input(value=self._value, placeholder=self._placeholder, id="text")
+            yield _steady(Input(value=self._value, placeholder=self._placeholder, id="text"))
             yield Label("enter to accept, escape to cancel", classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -89,15 +94,15 @@ class AgentDialog(ModalScreen[dict[str, Any] | None]):
             yield Label("New agent" if agent is None else f"Settings of {agent.name}", classes="dialog-question")
             if agent is None:
                 yield Label("Name")
-                yield Input(placeholder="e.g. Researcher", id="name")
+                yield _steady(Input(placeholder="e.g. Researcher", id="name"))
             if model is not None and model.provider == "scripted":
                 yield Label("Model: scripted (set by a test or a script; choosing one below replaces it)")
             yield Label("Model provider")
             yield Select(PROVIDERS, value=provider, allow_blank=False, id="provider")
             yield Label("Model name (for OpenAI-compatible and Anthropic)")
-            yield Input(value=model.name if model else "", placeholder="e.g. gpt-4o-mini", id="model")
+            yield _steady(Input(value=model.name if model else "", placeholder="e.g. gpt-4o-mini", id="model"))
             yield Label("Server URL (optional, e.g. http://localhost:11434/v1 for Ollama)")
-            yield Input(value=(model.base_url or "") if model else "", id="base-url")
+            yield _steady(Input(value=(model.base_url or "") if model else "", id="base-url"))
             if agent is not None:
                 with Horizontal(classes="switch-row"):
                     yield Switch(value=agent.settings.memory, id="memory")

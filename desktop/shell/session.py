@@ -72,6 +72,10 @@ class HostSession:
         Raises:
             ConnectionClosedError: no host could be reached or started.
         """
+        if self._link is not None:  # a dead connection: release it before making a new one
+            self._closing = True
+            await self._link.close()
+            self._link = None
         self._closing = False
         link = await attach_or_start(self.data_dir, _Events(self._app), client="hearth-shell", verbose=self._verbose)
         self._link = link

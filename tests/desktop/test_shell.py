@@ -1,0 +1,182 @@
+"""The desktop shell driven by Pilot against a real `hearth host` process with scripted agents (issue 13).
+
+The test keeps its own stdio connection to the host (as a desktop shell's launcher would) and checks on
+the host what the person did in the shell: an agent created, a tool approved, a fact confirmed, a fact
+forgotten, a turn cancelled, messages queued behind a busy turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Input, OptionList, TabbedContent
+
+from desktop.shell import HearthApp
+from desktop.shell.chat_view import ChatView
+from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry
+from desktop.shell.memory_view import MemoryView
+from tests.desktop.pilot import TOOLS, type_text, until
+from tests.support.host_process import HostProcess
+
+SIZE = (120, 40)
+
+
+def _replies(app: HearthApp) -> list[str]:
+    return [entry.text for entry in app.query(ReplyEntry)]
+
+
+def _tools(app: HearthApp) -> list[str]:
+    return [entry.outcome for entry in app.query(ToolEntry)]
+
+
+async def _say(pilot: Any, text: str) -> None:
+    pilot.app.query_one("#prompt", Input).focus()
+    await type_text(pilot, text)
+    await pilot.press("enter")
+
+
+async def _ready(pilot: Any, agent_id: str) -> None:
+    app = pilot.app
+    await until(pilot, lambda: app.current == agent_id and app.query_one(ChatView).agent is not None)
+
+
+def test_a_person_creates_an_agent_in_the_shell_and_the_host_has_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await until(
+                    pilot, lambda: app.session.connected and "host:" in str(app.query_one("#host-status").render())
+                )
+                await pilot.press("ctrl+n")
+                await until(pilot, lambda: app.screen.query("#name").first(Input) is not None)
+                await type_text(pilot, "Field Notes")
+                await pilot.press("enter")
+                await until(pilot, lambda: "field-notes" in app.agents and app.current == "field-notes")
+                listed = await host.call("agent.list")
+                assert [(a["agentId"], a["name"]) for a in listed["agents"]] == [("field-notes", "Field Notes")]
+                options = app.query_one("#agents", OptionList)
+                assert options.option_count == 1 and "Field Notes" in str(options.get_option_at_index(0).prompt)
+
+    asyncio.run(main())
+
+
+def test_chat_streams_the_reply_and_a_tool_is_approved_in_place_while_a_refused_one_asks_nobody(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ops")
+                await _say(pilot, "say hello from the model")
+                await until(pilot, lambda: "hello from the model" in _replies(app))
+                await _say(pilot, "run echo approved-in-place")
+                await until(pilot, lambda: bool(app.query(ApprovalPrompt)))
+                prompt = app.query_one(ApprovalPrompt)
+                assert "echo approved-in-place" in str(prompt.query_one("#question").render())
+                await pilot.press("y")
+                await until(pilot, lambda: any("shell said: approved-in-place" in r for r in _replies(app)))
+                assert prompt.decision == "allow_once"
+                assert any(outcome.startswith("→ approved-in-place") for outcome in _tools(app))
+                # A hard-denied command is refused by the sandbox itself: no question, shown as refused.
+                await _say(pilot, "run rm -rf /")
+                await until(pilot, lambda: any(o.startswith("refused") for o in _tools(app)))
+                assert len(app.query(ApprovalPrompt)) == 1
+            transcript = (await host.call("agent.transcript", {"agentId": "ops"}))["events"]
+            assert [e["reason"] for e in transcript if e["type"] == "ended"] == ["idle", "idle", "idle"]
+
+    asyncio.run(main())
+
+
+def test_a_turn_is_cancelled_and_messages_typed_while_busy_wait_in_the_queue(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ops")
+                await _say(pilot, "slow")
+                await until(pilot, lambda: app.agents["ops"].info.status == "running")
+                await _say(pilot, "say queued one")
+                await until(pilot, lambda: app.agents["ops"].queue == ["say queued one"])
+                assert "queued 1: say queued one" in str(app.query_one("#queue").render())
+                await pilot.press("escape")
+                await until(pilot, lambda: any("cancelled" in str(n.render()) for n in app.query(Notice)))
+                assert app.agents["ops"].queue == []  # a cancel drops what waited behind the turn
+                await _say(pilot, "slow")
+                await until(pilot, lambda: app.agents["ops"].info.status == "running")
+                await _say(pilot, "say after the slow one")
+                await until(pilot, lambda: "after the slow one" in _replies(app), timeout=60)
+            transcript = (await host.call("agent.transcript", {"agentId": "ops"}))["events"]
+            users = [e["text"] for e in transcript if e["type"] == "user"]
+            assert users == ["slow", "slow", "say after the slow one"]
+            assert [e["reason"] for e in transcript if e["type"] == "ended"] == ["cancelled", "idle", "idle"]
+
+    asyncio.run(main())
+
+
+def test_a_person_confirms_a_proposed_fact_and_forgets_another_which_leaves_the_list(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann", "settings": TOOLS})
+            for text in ("web says The library closes at six.", "web says The bakery sells rye."):
+                sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+            tea = (await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."}))["record"]
+            bikes = (await host.call("memory.note", {"agentId": "ann", "text": "The user bikes."}))["record"]
+            proposed = (await host.call("memory.list", {"agentId": "ann", "view": "proposed"}))["records"]
+            library = next(r["id"] for r in proposed if "library" in r["text"])
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ann")
+                await pilot.press("f4")
+                memory = app.query_one(MemoryView)
+                table = app.query_one("#facts", DataTable)
+                assert app.query_one("#main", TabbedContent).active == "memory"
+                await until(pilot, lambda: set(memory.records) == {tea["id"], bikes["id"]})
+                table.move_cursor(row=table.get_row_index(tea["id"]))
+                await until(pilot, lambda: "likes tea" in str(app.query_one("#story").render()))
+                assert "source: a person" in str(app.query_one("#story").render())
+                await pilot.press("r")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                await pilot.press("y")
+                await until(pilot, lambda: set(memory.records) == {bikes["id"]})
+                # The review queue: confirm the library fact; the bakery stays proposed.
+                memory.query_one("#memory-views").active = "view-proposed"
+                await until(pilot, lambda: library in memory.records and len(memory.records) == 2)
+                table.move_cursor(row=table.get_row_index(library))
+                await until(pilot, lambda: "library closes" in str(app.query_one("#story").render()))
+                await pilot.press("c")
+                await until(pilot, lambda: set(memory.records) != {library} and library not in memory.records)
+            current = (await host.call("memory.list", {"agentId": "ann", "view": "current"}))["records"]
+            assert {r["id"] for r in current} == {bikes["id"], library}
+            still = (await host.call("memory.list", {"agentId": "ann", "view": "proposed"}))["records"]
+            assert [r["text"] for r in still] == ["The bakery sells rye."]
+            retracted = (await host.call("memory.list", {"agentId": "ann", "view": "retracted"}))["records"]
+            assert [r["id"] for r in retracted] == [tea["id"]]
+
+    asyncio.run(main())
+
+
+def test_the_shell_says_when_the_host_dies_and_restarts_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann"})
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ann")
+                assert host.process is not None
+                host.process.kill()
+                await host.process.wait()
+                await until(pilot, lambda: app.screen.query("#restart").first() is not None)
+                assert not app.session.connected
+                await pilot.press("r")
+                await until(pilot, lambda: app.session.connected and app.session.started_host and "ann" in app.agents)
+                status = await app.call("host.status", {})
+                assert status["pid"] != host.process.pid
+
+    asyncio.run(main())
