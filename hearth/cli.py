@@ -26,9 +26,14 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print Hearth's version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from protocol.version import hearth_version
+        # Not protocol.version: importing the protocol package would load pydantic and every wire model.
+        from importlib.metadata import PackageNotFoundError, version
 
-        print(f"hearth {hearth_version()}")
+        try:
+            found = version("hearth")
+        except PackageNotFoundError:
+            found = "0.0.0"
+        print(f"hearth {found}")
         parser.exit()
 
 

@@ -28,6 +28,18 @@ fail() {
   exit 1
 }
 
+if ! command -v tmux >/dev/null 2>&1; then
+  # tmux gives the terminal test (tests/e2e/test_terminal.py) a real terminal to run `hearth` in.
+  if command -v apt-get >/dev/null 2>&1; then
+    say "installing tmux (the terminal the terminal test runs hearth in)"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    ($SUDO apt-get update -qq && $SUDO apt-get install -y -qq tmux) >/dev/null 2>&1 \
+      || say "could not install tmux; the terminal test will fail"
+  else
+    say "install tmux to run the terminal test"
+  fi
+fi
+
 if [ -x .venv/bin/hearth ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; then
   command -v bwrap >/dev/null 2>&1 || say "bubblewrap (bwrap) is missing: the agents' shell tool is unavailable"
   say "up to date (nothing to install)"

@@ -51,8 +51,10 @@ class HearthApp(App[None]):
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
-    def __init__(self, data_dir: Path, *, verbose: bool = False) -> None:
+    def __init__(self, data_dir: Path, *, verbose: bool = False, first_agent: str | None = "Assistant") -> None:
+        """`first_agent` is made (on the default, embedded model) when the host has no agent at all."""
         super().__init__()
+        self.first_agent = first_agent
         self.session = HostSession(self, data_dir, verbose=verbose)
         self.agents: dict[str, AgentState] = {}
         self.current: str | None = None
@@ -92,6 +94,9 @@ class HearthApp(App[None]):
             await self.session.connect()
             status = await self.call("host.status", {})
             listing = await self.call("agent.list", {})
+            if not listing["agents"] and self.first_agent:
+                await self.call("agent.create", {"name": self.first_agent})
+                listing = await self.call("agent.list", {})
         except JsonRpcError as exc:
             self.query_one("#host-status", Static).update(f"no host: {exc.message}")
             self.push_screen(HostLostDialog(exc.message), self._restart_or_quit)

@@ -42,7 +42,7 @@ async def _ready(pilot: Any, agent_id: str) -> None:
     await until(pilot, lambda: app.current == agent_id and app.query_one(ChatView).agent is not None)
 
 
-def test_a_person_creates_an_agent_in_the_shell_and_the_host_has_it(tmp_path: Path) -> None:
+def test_a_first_run_gets_an_assistant_and_a_person_creates_another_agent(tmp_path: Path) -> None:
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             app = HearthApp(tmp_path)
@@ -56,9 +56,10 @@ def test_a_person_creates_an_agent_in_the_shell_and_the_host_has_it(tmp_path: Pa
                 await pilot.press("enter")
                 await until(pilot, lambda: "field-notes" in app.agents and app.current == "field-notes")
                 listed = await host.call("agent.list")
-                assert [(a["agentId"], a["name"]) for a in listed["agents"]] == [("field-notes", "Field Notes")]
+                names = [(a["agentId"], a["name"], a["settings"]["model"]["provider"]) for a in listed["agents"]]
+                assert names == [("assistant", "Assistant", "local"), ("field-notes", "Field Notes", "local")]
                 options = app.query_one("#agents", OptionList)
-                assert options.option_count == 1 and "Field Notes" in str(options.get_option_at_index(0).prompt)
+                assert options.option_count == 2 and "Field Notes" in str(options.get_option_at_index(1).prompt)
 
     asyncio.run(main())
 
@@ -166,7 +167,7 @@ def test_the_shell_says_when_the_host_dies_and_restarts_it(tmp_path: Path) -> No
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ann"})
-            app = HearthApp(tmp_path)
+            app = HearthApp(tmp_path, first_agent=None)
             async with app.run_test(size=SIZE) as pilot:
                 await _ready(pilot, "ann")
                 assert host.process is not None

@@ -43,7 +43,7 @@ def test_a_person_reviews_the_queue_forgets_a_fact_and_verifies_from_the_termina
     library, kept = asyncio.run(prepare())
     queue = _hearth(tmp_path, "list", "ann", "--view", "proposed")
     assert queue.returncode == 0, queue.stderr
-    assert "library closes at six" in queue.stdout and "proposed" in queue.stdout and "from agent" in queue.stdout
+    assert "library closes at six" in queue.stdout and "proposed" in queue.stdout and " agent " in queue.stdout
     assert _hearth(tmp_path, "review", "ann", library, "confirm").returncode == 0
     current = _hearth(tmp_path, "list", "ann").stdout
     assert "library closes at six" in current and "bakery" not in current

@@ -4,6 +4,7 @@ in desktop/ speak only the wire."""
 from __future__ import annotations
 
 import ast
+import sys
 
 from tests.support.host_process import REPO_ROOT
 
@@ -39,6 +40,15 @@ def test_only_the_kernels_mcp_package_uses_the_mcp_sdk() -> None:
         if names & {"mcp", "mcp_types"}
     }
     assert users and all(path.startswith("kernel/mcp/") for path in users), users
+
+
+def test_desktop_speaks_only_the_wire() -> None:
+    """The clients import `protocol`, the standard library, and the shell's own toolkit; never a process's insides."""
+    allowed_third_party = {"protocol", "desktop", "textual", "textual_serve", "aiohttp", "rich"}
+    for path, names in _imports("desktop").items():
+        assert not names & {"host", "kernel", "sandbox"}, f"{path} imports {names & {'host', 'kernel', 'sandbox'}}"
+        outside = {name for name in names - allowed_third_party if name not in sys.stdlib_module_names}
+        assert not outside, f"{path} imports {outside}"
 
 
 def test_dependencies_flow_one_way() -> None:
