@@ -9,9 +9,11 @@ styles and websocket) or as that cookie. Anything else gets 403 and starts no pr
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 import shlex
+import signal
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -69,13 +71,29 @@ class TokenServer(Server):
         return app
 
     async def on_startup(self, app: web.Application) -> None:
-        print(f"Hearth is at {self.url}", flush=True)
-        print("Anyone with this address can use your agents; press Ctrl+C to stop.", flush=True)
+        """textual-serve prints its banner here, before it listens; the address is printed once it does."""
+
+    async def run(self) -> None:
+        """Listen on 127.0.0.1, print the address with its token, serve until SIGINT or SIGTERM."""
+        self.initialize_logging()
+        runner = web.AppRunner(await self._make_app(), handle_signals=False)
+        await runner.setup()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            await web.TCPSite(runner, "127.0.0.1", self.port).start()
+            print(f"Hearth is at {self.url}", flush=True)
+            print("Anyone with this address can use your agents; press Ctrl+C to stop.", flush=True)
+            await stop.wait()
+        finally:
+            await runner.cleanup()
 
 
 def run_web(data_dir: Path, *, port: int = 0) -> int:
     """Serve the shell until Ctrl+C. Returns the exit code."""
     command = shlex.join([sys.executable, "-m", "hearth", "shell", "--data-dir", str(data_dir)])
     server = TokenServer(command, port or _free_port(), secrets.token_urlsafe(24))
-    server.serve()
+    asyncio.run(server.run())
     return 0

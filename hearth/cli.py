@@ -10,7 +10,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+
+# Names for the annotations only: nothing beyond argparse is imported when the command starts.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
 __all__ = ["build_parser", "main", "normalize_memory_order"]
 
@@ -22,10 +27,10 @@ _TAKES_VALUE = {"--data-dir", "--view", "--text", "--reason", "--out", "--port"}
 class _Version(argparse.Action):
     """`--version`, looked up only when asked for (reading package metadata is not free)."""
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
         super().__init__(option_strings, dest, nargs=0, help="print Hearth's version and exit")
 
-    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         # Not protocol.version: importing the protocol package would load pydantic and every wire model.
         from importlib.metadata import PackageNotFoundError, version
 
@@ -53,7 +58,7 @@ def _json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", dest="as_json", help="print JSON for scripts")
 
 
-def _data_dir(args: argparse.Namespace) -> Any:
+def _data_dir(args: argparse.Namespace) -> Path:
     from protocol.datadir import resolve_data_dir
 
     return resolve_data_dir(args.data_dir)
@@ -163,7 +168,10 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _add(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str, func: Any
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_text: str,
+    func: Callable[[argparse.Namespace], int],
 ) -> argparse.ArgumentParser:
     parser = commands.add_parser(name, help=help_text, description=help_text)
     _common(parser)

@@ -3,8 +3,9 @@
 Each connection has its own JSON-RPC peer on the one method router, and its own handshake: the methods a
 connection calls run with that connection as `current_connection()`, so `initialize` marks only its own
 connection, and a method called before it is refused. Events reach a connection only once it has
-initialized, through a bounded queue of its own: a client that stops reading is disconnected when its queue
-fills, and never stalls the host or the other clients.
+initialized, written in order with the answers (an event raised while a request runs goes out before its
+answer). A client that stops reading long enough to fill its socket buffer for `SLOW_CLIENT_SECONDS` is
+disconnected, so it cannot stall the host or the other clients for longer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import itertools
 import logging
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -23,14 +24,14 @@ from protocol.dispatch import Router
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
 
-__all__ = ["Connection", "ConnectionHub", "Origin", "current_connection", "OUTBOX_LIMIT"]
+__all__ = ["Connection", "ConnectionHub", "Origin", "current_connection", "SLOW_CLIENT_SECONDS"]
 
 logger = logging.getLogger(__name__)
 
 Origin = Literal["stdio", "socket"]
 
-OUTBOX_LIMIT = 10_000
-"""Events a connection may have waiting before it is taken for gone."""
+SLOW_CLIENT_SECONDS = 5.0
+"""How long one event may wait for a client to make room for it before the client is taken for gone."""
 
 _current: ContextVar[Connection | None] = ContextVar("hearth_connection", default=None)
 
@@ -48,15 +49,6 @@ class Connection:
     peer: JsonRpcPeer
     initialized: bool = False
     client: str = ""
-    outbox: asyncio.Queue[tuple[str, dict[str, Any]]] = field(
-        default_factory=lambda: asyncio.Queue(maxsize=OUTBOX_LIMIT)
-    )
-
-    async def deliver(self) -> None:
-        """Send queued events in order until cancelled."""
-        while True:
-            method, params = await self.outbox.get()
-            await self.peer.notify(method, params)
 
 
 class ConnectionHub:
@@ -90,7 +82,7 @@ class ConnectionHub:
         # Set here, in the task that runs the peer, so every handler task the peer starts inherits it.
         reset = _current.set(conn)
         try:
-            await self._run(conn)
+            await peer.serve()
         except* (ConnectionError, OSError):  # the client vanished mid-write: its loss alone
             logger.info("%s connection %d dropped", origin, conn_id)
         except* Exception:  # one connection's failure must never stop the host or its other clients
@@ -103,22 +95,16 @@ class ConnectionHub:
                 await transport.close()
             logger.info("%s connection %d (%s) closed", origin, conn_id, conn.client or "not initialized")
 
-    @staticmethod
-    async def _run(conn: Connection) -> None:
-        async with asyncio.TaskGroup() as tasks:
-            delivering = tasks.create_task(conn.deliver())
-            await conn.peer.serve()
-            delivering.cancel()
-
     async def notify(self, method: str, event: BaseModel) -> None:
-        """Queue `event` for every initialized connection; drop one whose queue is full."""
-        params = event.model_dump(mode="json", by_alias=True)
+        """Send `event` to every initialized connection; disconnect one that has stopped reading."""
+        params: dict[str, Any] = event.model_dump(mode="json", by_alias=True)
         for conn in list(self._live.values()):
             if not conn.initialized:
                 continue
             try:
-                conn.outbox.put_nowait((method, params))
-            except asyncio.QueueFull:
+                async with asyncio.timeout(SLOW_CLIENT_SECONDS):
+                    await conn.peer.notify(method, params)
+            except TimeoutError:
                 logger.warning("connection %d (%s) stopped reading events; disconnecting it", conn.id, conn.client)
                 self._live.pop(conn.id, None)
                 self.changed.set()

@@ -59,6 +59,7 @@ class HearthApp(App[None]):
         self.agents: dict[str, AgentState] = {}
         self.current: str | None = None
         self.kernel = "starting"
+        self.model_state = ""
         self.changed = asyncio.Event()
         """Set whenever the shell has handled something from the host (tests wait on it)."""
 
@@ -113,7 +114,9 @@ class HearthApp(App[None]):
     def _host_line(self) -> None:
         words = {"up": "ready", "starting": "kernel starting…", "down": "kernel restarting…"}
         kernel = words.get(self.kernel, self.kernel)
-        self.query_one("#host-status", Static).update(f"host: {kernel} · {len(self.agents)} agents")
+        model_words = {"loading": " · embedded model loading…", "failed": " · embedded model failed"}
+        model = model_words.get(self.model_state, "")
+        self.query_one("#host-status", Static).update(f"host: {kernel} · {len(self.agents)} agents{model}")
 
     def _render_roster(self) -> None:
         agents = self.query_one("#agents", OptionList)
@@ -176,6 +179,11 @@ class HearthApp(App[None]):
             if method == "memory.proposed":
                 count = len(params.get("records", []))
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
+        elif method == "model.status":
+            self.model_state = str(params.get("state", ""))
+            if self.model_state == "failed":
+                self.notify(str(params.get("error") or "the embedded model failed to load"), severity="error")
+            self._host_line()
         elif method in ("kernel.up", "kernel.down"):
             self.kernel = "up" if method == "kernel.up" else "down"
             self._host_line()

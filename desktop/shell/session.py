@@ -45,12 +45,12 @@ class _Events(Router):
         super().__init__()
         self._app = app
 
-    async def dispatch(self, message: Any = None, *, raw: str | None = None) -> Any:
+    async def dispatch(self, message: dict[str, Any] | list[dict[str, Any]]) -> Any:
         if isinstance(message, dict) and "id" not in message and isinstance(message.get("method"), str):
             params = message.get("params")
             self._app.post_message(HostEvent(message["method"], params if isinstance(params, dict) else {}))
             return None
-        return await super().dispatch(message, raw=raw)
+        return await super().dispatch(message)
 
 
 class HostSession:

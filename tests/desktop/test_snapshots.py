@@ -27,7 +27,7 @@ def _prepare(data_dir: Path) -> None:
     async def main() -> None:
         async with HostProcess(data_dir) as host:
             await host.call("agent.create", {"name": "Helper", "agentId": "helper", "settings": TOOLS})
-            await host.call("agent.create", {"name": "Scout", "agentId": "scout"})
+            await host.call("agent.create", {"name": "Scout", "agentId": "scout", "settings": TOOLS})
             sent = await host.call("agent.send", {"agentId": "helper", "text": "say Good morning! How can I help?"})
             await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
 

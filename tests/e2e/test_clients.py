@@ -41,13 +41,13 @@ class _Recorder(Router):
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.changed = asyncio.Condition()
 
-    async def dispatch(self, message: Any = None, *, raw: str | None = None) -> Any:
+    async def dispatch(self, message: dict[str, Any] | list[dict[str, Any]]) -> Any:
         if isinstance(message, dict) and "id" not in message and "method" in message:
             async with self.changed:
                 self.events.append((message["method"], message.get("params") or {}))
                 self.changed.notify_all()
             return None
-        return await super().dispatch(message, raw=raw)
+        return await super().dispatch(message)
 
     async def wait_for(self, method: str, agent_id: str) -> dict[str, Any]:
         async with asyncio.timeout(30), self.changed:

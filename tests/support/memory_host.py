@@ -81,7 +81,7 @@ class MemoryHost(TestShell):
         self.data_dir = data_dir
         self.kernels: list[MemoryKernel] = []
         self._initialize = initialize
-        config = HostConfig(data_dir=data_dir, kernel_launcher=launcher or self._launch)
+        config = HostConfig(data_dir=data_dir, kernel_launcher=launcher or self._launch, listen=False)
         self.server = HostServer(config if clock is None else replace(config, clock=clock))
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -33,13 +33,13 @@ class _Events(Router):
         self.seen: list[str] = []
         self.arrived = asyncio.Condition()
 
-    async def dispatch(self, message: Any = None, *, raw: str | None = None) -> Any:
+    async def dispatch(self, message: dict[str, Any] | list[dict[str, Any]]) -> Any:
         if isinstance(message, dict) and "id" not in message and "method" in message:
             async with self.arrived:
                 self.seen.append(message["method"])
                 self.arrived.notify_all()
             return None
-        return await super().dispatch(message, raw=raw)
+        return await super().dispatch(message)
 
     async def wait_for(self, method: str) -> None:
         async with asyncio.timeout(10), self.arrived:
