@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import DataTable, Input, OptionList, TabbedContent
+from textual.widgets import DataTable, Input, OptionList, Switch, TabbedContent
 
 from desktop.shell import HearthApp
 from desktop.shell.chat_view import ChatView
@@ -187,5 +187,57 @@ def test_the_shell_says_when_the_host_dies_and_restarts_it(tmp_path: Path) -> No
                 await until(pilot, lambda: app.session.connected and app.session.started_host and "ann" in app.agents)
                 status = await app.call("host.status", {})
                 assert status["pid"] != host.process.pid
+
+    asyncio.run(main())
+
+
+def test_rename_settings_and_delete_after_a_confirmation_reach_the_host(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann"})
+            await host.call("agent.create", {"name": "Bob"})
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ann")
+                await pilot.press("f2")
+                await until(pilot, lambda: app.screen.query("#text").first() is not None)
+                app.screen.query_one("#text", Input).value = ""
+                await type_text(pilot, "Annie")
+                await pilot.press("enter")
+                await until(pilot, lambda: app.agents["ann"].info.name == "Annie")
+                await pilot.press("ctrl+s")
+                await until(pilot, lambda: app.screen.query("#memory").first() is not None)
+                await pilot.click("#memory")
+                await until(pilot, lambda: app.screen.query_one("#memory", Switch).value is False)
+                await pilot.press("ctrl+s")
+                await until(pilot, lambda: app.agents["ann"].info.settings.memory is False)
+                await pilot.press("f8")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                await pilot.press("n")  # not confirmed: nothing is deleted
+                await pilot.press("f8")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                await pilot.press("y")
+                await until(pilot, lambda: "ann" not in app.agents and app.current == "bob")
+            listed = await host.call("agent.list")
+            assert [(a["agentId"], a["name"]) for a in listed["agents"]] == [("bob", "Bob")]
+            trashed = list((tmp_path / "trash").iterdir())
+            assert len(trashed) == 1 and trashed[0].name.startswith("ann")
+
+    asyncio.run(main())
+
+
+def test_a_model_that_cannot_be_used_is_shown_with_the_fix(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            keyless = {"model": {"provider": "openai", "name": "gpt-4o-mini"}}
+            await host.call("agent.create", {"name": "Ann", "settings": keyless})
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ann")
+                await _say(pilot, "hello")
+                await until(pilot, lambda: any("error:" in str(n.render()) for n in app.query(Notice)))
+                shown = "\n".join(str(n.render()) for n in app.query(Notice))
+                assert "hearth secrets set openai" in shown and "ctrl+s" in shown
+                assert "error" in str(app.query_one("#agents", OptionList).get_option_at_index(0).prompt)
 
     asyncio.run(main())
