@@ -3,7 +3,7 @@
 Agents on the left (status, unread count, model); on the right the selected agent's chat, memory and
 files. Every host call runs in a worker, so the shell never freezes while the host works; every event
 arrives as a `HostEvent` message. If the host dies, the shell says so and offers to restart it.
-Works get a panel once the host offers `work.*` methods; until then there is none to show.
+Works get their tab only when the host offers `work.*` methods.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from desktop.shell.memory_view import MemoryView
 from desktop.shell.roster import AgentState, agent_prompt
 from desktop.shell.session import HostEvent, HostLost, HostSession
 from desktop.shell.style import CSS
-from protocol.errors import BUSY, JsonRpcError
+from desktop.shell.works_view import WorksView
+from protocol.errors import METHOD_NOT_FOUND, JsonRpcError
 from protocol.models.agents import AgentInfo
 
 __all__ = ["HearthApp"]
@@ -48,6 +49,7 @@ class HearthApp(App[None]):
         Binding("f4", "tab('memory')", "Memory"),
         Binding("f5", "tab('files')", "Files"),
         Binding("f6", "next_agent", "Next agent"),
+        Binding("f7", "tab('works')", "Works"),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
@@ -77,6 +79,8 @@ class HearthApp(App[None]):
                     yield MemoryView(self.call, id="memory-view")
                 with TabPane("Files (F5)", id="files"):
                     yield FilesView(self.call, id="files-view")
+                with TabPane("Works (F7)", id="works-tab"):
+                    yield WorksView(self.call, id="works-view")
         yield Footer()
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
@@ -102,6 +106,7 @@ class HearthApp(App[None]):
             self.query_one("#host-status", Static).update(f"no host: {exc.message}")
             self.push_screen(HostLostDialog(exc.message), self._restart_or_quit)
             return
+        await self._offer_works()
         self.kernel = status["kernel"]["state"]
         self.agents = {a["agentId"]: AgentState(AgentInfo.model_validate(a)) for a in listing["agents"]}
         self._render_roster()
@@ -110,6 +115,18 @@ class HearthApp(App[None]):
         if self.current is not None:
             self.select(self.current)
         self._settled()
+
+    async def _offer_works(self) -> None:
+        """Show the Works tab only when the host has `work.*` methods."""
+        main = self.query_one("#main", TabbedContent)
+        try:
+            await self.call("work.list", {})
+        except JsonRpcError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                main.hide_tab("works-tab")
+                return
+        main.show_tab("works-tab")
+        self.query_one("#works-view", WorksView).refresh_works()
 
     def _host_line(self) -> None:
         words = {"up": "ready", "starting": "kernel starting…", "down": "kernel restarting…"}
@@ -172,13 +189,15 @@ class HearthApp(App[None]):
                 state.unread += 1
             if method == "agent.ended":
                 state.failed = params.get("reason") == "error"
-                self._send_next(agent_id)
+                state.sent.pop(str(params.get("runId")), None)
             self._refresh_agent(agent_id)
         elif method in ("memory.changed", "memory.proposed") and agent_id == self.current:
             self.query_one("#memory-view", MemoryView).refresh_facts()
             if method == "memory.proposed":
                 count = len(params.get("records", []))
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
+        elif method in ("work.updated", "work.event"):
+            self.query_one("#works-view", WorksView).refresh_works()
         elif method == "model.status":
             self.model_state = str(params.get("state", ""))
             if self.model_state == "failed":
@@ -203,64 +222,56 @@ class HearthApp(App[None]):
             self.agents[agent_id] = AgentState(info)
             self._render_roster()
         else:
-            self.agents[agent_id].info = info
+            state = self.agents[agent_id]
+            state.info = info
+            waiting = {run.run_id for run in info.queue}
+            state.sent = {run_id: text for run_id, text in state.sent.items() if run_id in waiting}
             self._refresh_agent(agent_id)
         if agent_id == self.current:
             chat = self.query_one("#chat-view", ChatView)
             chat.agent = info
+            chat.set_queue(self.agents[agent_id].queue)
             if not chat.waiting_for_person or info.status == "idle":
                 chat.set_status(info.status)
 
     def on_chat_view_send(self, message: ChatView.Send) -> None:
-        state = self.agents.get(message.agent_id)
-        if state is None:
-            return
-        if state.queue or state.info.status != "idle":
-            state.queue.append(message.text)
-            self._queue_changed(message.agent_id)
-        else:
+        if message.agent_id in self.agents:
             self.send(message.agent_id, message.text)
-
-    def _queue_changed(self, agent_id: str) -> None:
-        if agent_id == self.current:
-            self.query_one("#chat-view", ChatView).set_queue(self.agents[agent_id].queue)
-        self._refresh_agent(agent_id)
-
-    def _send_next(self, agent_id: str) -> None:
-        state = self.agents[agent_id]
-        if state.queue:
-            self.send(agent_id, state.queue.pop(0))
-            self._queue_changed(agent_id)
 
     @work(group="send")
     async def send(self, agent_id: str, text: str) -> None:
-        state = self.agents.get(agent_id)
+        """Send a message; to a busy agent the host queues it, and the shell shows it waiting."""
         try:
-            await self.call("agent.send", {"agentId": agent_id, "text": text})
+            sent = await self.call("agent.send", {"agentId": agent_id, "text": text})
         except JsonRpcError as exc:
-            if exc.code == BUSY and state is not None:
-                state.queue.insert(0, text)  # it got busy meanwhile: wait for its turn to end
-                self._queue_changed(agent_id)
-            else:
-                self.notify(exc.message, severity="error", title="not sent")
+            self.notify(exc.message, severity="error", title="not sent")
             return
+        state = self.agents.get(agent_id)
         if state is not None:
             state.failed = False
+            if sent.get("position"):
+                state.sent[sent["runId"]] = text
+                if agent_id == self.current:
+                    self.query_one("#chat-view", ChatView).set_queue(state.queue)
+                self._refresh_agent(agent_id)
 
     @work(group="send")
     async def on_chat_view_cancel(self, message: ChatView.Cancel) -> None:
+        """Stop: the running turn, and the messages this shell sent that wait behind it."""
         state = self.agents.get(message.agent_id)
-        dropped = len(state.queue) if state is not None else 0
-        if state is not None:
-            state.queue.clear()
-            self._queue_changed(message.agent_id)
+        waiting = list(state.sent) if state is not None else []
         try:
+            # The waiting ones first: once the running turn ends, the next would start.
+            for run_id in waiting:
+                await self.call("agent.cancel", {"agentId": message.agent_id, "runId": run_id})
             cancelled = (await self.call("agent.cancel", {"agentId": message.agent_id}))["cancelled"]
         except JsonRpcError as exc:
             self.notify(exc.message, severity="error")
             return
-        if not cancelled and dropped:
-            self.notify(f"dropped {dropped} queued message(s)")
+        if state is not None:
+            state.sent.clear()
+        if waiting:
+            self.notify(f"dropped {len(waiting)} queued message(s)")
         elif not cancelled:
             self.notify("nothing is running")
 
@@ -281,9 +292,10 @@ class HearthApp(App[None]):
         self.run_worker(job, group="agents")
 
     def action_tab(self, tab: str) -> None:
-        self.query_one("#main", TabbedContent).active = tab
+        pane = "works-tab" if tab == "works" else tab
+        self.query_one("#main", TabbedContent).active = pane
         # Focus moves into the pane on show; a focus left in a hidden pane would switch the tab back.
-        target = {"chat": "#prompt", "memory": "#facts", "files": "#file-tree"}[tab]
+        target = {"chat": "#prompt", "memory": "#facts", "files": "#file-tree", "works": "#works"}[tab]
         self.query_one(target).focus()
 
     def action_next_agent(self) -> None:

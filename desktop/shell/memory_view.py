@@ -193,4 +193,3 @@ class MemoryView(Vertical):
             self.refresh_facts()
 
         self.app.push_screen(TextDialog("Search memory", self.query_text or ""), searched)
-

@@ -1,6 +1,6 @@
-"""The agents as the shell shows them: the host's view of each (status, model) plus what only the shell
-knows: how many replies arrived while it was not on show, whether its last turn failed, and the messages
-a person typed while it was busy, sent one by one as its turns end.
+"""The agents as the shell shows them: the host's view of each (status, model, the runs waiting behind
+the current one) plus what only the shell knows: how many replies arrived while it was not on show,
+whether its last turn failed, and the text of the messages it sent that wait in the host's queue.
 """
 
 from __future__ import annotations
@@ -22,7 +22,22 @@ class AgentState:
     info: AgentInfo
     unread: int = 0
     failed: bool = False
-    queue: list[str] = field(default_factory=list)
+    sent: dict[str, str] = field(default_factory=dict)
+    """runId → text of this shell's messages, for showing them while they wait."""
+
+    @property
+    def queue(self) -> list[str]:
+        """The waiting runs in order, as a person reads them."""
+        return [self.sent.get(run.run_id) or _describe_waiting(run.kind, run.from_agent) for run in self.info.queue]
+
+
+def _describe_waiting(kind: str, from_agent: str | None) -> str:
+    return {
+        "user": "a message (sent from elsewhere)",
+        "wake": f"a message from {from_agent or 'an agent'}",
+        "answer": f"an answer from {from_agent or 'an agent'}",
+        "work": "a Work instruction",
+    }.get(kind, kind)
 
 
 def status_of(state: AgentState) -> str:

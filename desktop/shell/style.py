@@ -29,6 +29,10 @@ MemoryView { height: 1fr; }
 #story-box { height: 1fr; border-top: solid $primary-darken-2; padding: 0 1; }
 #file-tree { width: 40; }
 #file-text { width: 1fr; }
+#works { width: 30; }
+#work-members { height: auto; padding: 0 1; text-style: bold; }
+#work-board { height: 1fr; }
+#work-timeline { height: 1fr; }
 .dialog { align: center middle; }
 .dialog-box { width: 72; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
 .dialog-question { text-style: bold; margin-bottom: 1; }

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import DataTable, Input, OptionList, Switch, TabbedContent
+from textual.widgets import DataTable, Input, OptionList, Switch, TabbedContent, TextArea
 
 from desktop.shell import HearthApp
 from desktop.shell.chat_view import ChatView
@@ -241,3 +241,26 @@ def test_a_model_that_cannot_be_used_is_shown_with_the_fix(tmp_path: Path) -> No
                 assert "error" in str(app.query_one("#agents", OptionList).get_option_at_index(0).prompt)
 
     asyncio.run(main())
+
+
+def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann"})
+            await host.call("work.create", {"name": "Launch", "members": ["ann"]})
+            await host.call("work.taskCreate", {"workId": "launch", "title": "Write the notes", "expectedRevision": 0})
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await _ready(pilot, "ann")
+                await pilot.press("f7")
+                board = app.query_one("#work-board", DataTable)
+                await until(pilot, lambda: board.row_count == 1)
+                assert app.query_one("#main", TabbedContent).active == "works-tab"
+                assert "members: ann" in str(app.query_one("#work-members").render())
+                assert board.get_row_at(0)[:2] == ["Write the notes", "todo"]
+                await host.call("work.post", {"workId": "launch", "text": "kick-off at nine"})
+                timeline = app.query_one("#work-timeline", TextArea)
+                await until(pilot, lambda: "kick-off at nine" in timeline.text)
+
+    asyncio.run(main())
+

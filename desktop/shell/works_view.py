@@ -1,0 +1,82 @@
+"""Works, read over the wire (`work.list`, `work.timeline`): each shared room's members, its task board
+(status, assignee, the last handoff) and its timeline, refreshed as `work.updated` and `work.event` arrive.
+The shell only shows a Work; agents and the host change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from desktop.tables import one_line
+from protocol.errors import JsonRpcError
+
+__all__ = ["WorksView"]
+
+Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+class WorksView(Horizontal):
+    def __init__(self, call: Call, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._call = call
+        self.works: dict[str, dict[str, Any]] = {}
+        self.current: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="works")
+        with Vertical(id="work-detail"):
+            yield Static("No Works yet: agents start them, or `work.create` does.", id="work-members")
+            yield DataTable(id="work-board", cursor_type="row")
+            yield TextArea("", read_only=True, id="work-timeline")
+
+    def on_mount(self) -> None:
+        self.query_one("#work-board", DataTable).add_columns("task", "status", "assignee", "last handoff")
+
+    @work(exclusive=True, group="works")
+    async def refresh_works(self) -> None:
+        try:
+            listing = await self._call("work.list", {})
+        except JsonRpcError as exc:
+            self.query_one("#work-members", Static).update(f"works: {exc.message}")
+            return
+        self.works = {w["workId"]: w for w in listing["works"]}
+        options = self.query_one("#works", OptionList)
+        options.clear_options()
+        options.add_options(
+            [Option(f"{w['name']}\n  {len(w['members'])} members", id=i) for i, w in self.works.items()]
+        )
+        if self.current not in self.works:
+            self.current = next(iter(self.works), None)
+        if self.current is not None:
+            await self._show(self.current)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.current = event.option.id
+            self.refresh_works()
+
+    async def _show(self, work_id: str) -> None:
+        info = self.works[work_id]
+        members = ", ".join(info["members"]) or "nobody yet"
+        self.query_one("#work-members", Static).update(f"{info['name']} · members: {members}")
+        board = self.query_one("#work-board", DataTable)
+        board.clear()
+        for task in info.get("tasks", []):
+            handoffs = task.get("handoffs") or []
+            last = f"{handoffs[-1]['by']}: {one_line(handoffs[-1]['summary'], 60)}" if handoffs else ""
+            board.add_row(task["title"], task["status"], task.get("assignee") or "", last, key=task["taskId"])
+        try:
+            page = await self._call("work.timeline", {"workId": work_id, "limit": 1000})
+        except JsonRpcError as exc:
+            self.query_one("#work-timeline", TextArea).load_text(exc.message)
+            return
+        lines = [f"#{e['seq']:<4} {e['actor']} ({e['kind']}): {e['text']}" for e in page["entries"]]
+        self.query_one("#work-timeline", TextArea).load_text("\n".join(lines) or "(an empty timeline)")
