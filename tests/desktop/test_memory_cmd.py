@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from desktop.memory_cmd import format_record
+from typing import Any
+
+from desktop.memory_cmd import record_row
+
+
+
+def format_record(record: dict[str, Any]) -> str:
+    """The row `hearth memory AGENT list` prints for a record, as one line."""
+    return "  ".join(record_row(record))
+
 
 BASE = {"id": "m-aaaaaaaaaaaa", "source": "agent", "observedAt": "2026-01-01T00:00:00.000000Z"}
 
