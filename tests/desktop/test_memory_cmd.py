@@ -7,7 +7,6 @@ from typing import Any
 from desktop.memory_cmd import record_row
 
 
-
 def format_record(record: dict[str, Any]) -> str:
     """The row `hearth memory AGENT list` prints for a record, as one line."""
     return "  ".join(record_row(record))
