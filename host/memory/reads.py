@@ -7,17 +7,19 @@ time (what we believed then); `asOf` picks the valid-time instant (what was true
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
 from host.memory.fold import TIER_RANK, Conflict, Fact, Standing, classify, replay, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger, VerifyReport
 from host.memory.query import match_expression, query_terms
+from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
-from host.memory.section import MemorySection, SectionLimits, render_recall_block, render_section
+from host.memory.section import MemorySection, SectionLimits, render_section
 from host.memory.values import parse_instant
 
 __all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_WINDOW"]
@@ -214,7 +216,7 @@ class MemoryReads:
 
     def recall_block(
         self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10
-    ) -> str | None:
+    ) -> RecallBlock | None:
         """The per-turn block: recall for `text` plus standing facts added after `since_seq` (background).
 
         Args:
@@ -223,9 +225,19 @@ class MemoryReads:
             exclude_ids: facts the frozen section already shows.
             limit: the most recalled facts.
             added_limit: the most background additions listed (the rest are counted).
+
+        Returns:
+            The block (ids and text, within its byte cap), or None when there is nothing to show.
         """
         recalled = [hit.fact for hit in self.search(text, limit=limit, exclude_ids=exclude_ids)]
         skip = {*exclude_ids, *(fact.id for fact in recalled)}
         added, total = self._index.added_since(since_seq, self._now(), added_limit)
         kept = [fact for fact in added if fact.id not in skip]
-        return render_recall_block(recalled, kept, max(0, total - len(added)))
+        return choose_recall(recalled, kept, max(0, total - len(added)))
+
+    def replayed_recall(self, events: Sequence[Mapping[str, Any]], epoch: int, budget: int) -> dict[int, str]:
+        """The recall text of each stored block to replay, rendered from the facts as they stand now.
+
+        See `host.memory.recall.replayed_recall`.
+        """
+        return replayed_recall(events, epoch, budget, self._index.fact)

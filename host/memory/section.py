@@ -129,13 +129,14 @@ def render_section(
     return MemorySection(text, tuple(fact.id for fact in shown), sum(hidden.values()))
 
 
-def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_added: int) -> str | None:
+def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_added: int, cut: int = 0) -> str | None:
     """The per-turn block: facts recalled for the message and background additions since the freeze.
 
     Args:
         recalled: facts the search found for the latest message, best first.
         added: facts added in the background since the system prompt was frozen, newest first.
         more_added: how many further background additions were left out.
+        cut: how many facts were left out because the block reached its byte cap.
 
     Returns:
         The block's text (without its enclosing tags), or None when there is nothing to say.
@@ -149,4 +150,6 @@ def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_ad
         lines += ["- " + fact_line(fact) for fact in added]
         if more_added:
             lines.append(f"({more_added} more were added; call memory_recall to find them.)")
+    if cut and lines:
+        lines.append(f"({cut} more matching facts did not fit in this block; call memory_recall to find them.)")
     return "\n".join(lines) if lines else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from host.prompt.identity import AgentIdentity, PromptSegment, RosterEntry, buil
 from host.store.atomic import write_bytes_atomic
 
 if TYPE_CHECKING:
+    from host.memory.recall import RecallBlock
     from host.memory.section import MemorySection
 
 __all__ = [
@@ -51,7 +52,9 @@ class MemorySource(Protocol):
 
     def prompt_section(self, *, max_bytes: int, max_lines: int) -> MemorySection: ...
 
-    def recall_block(self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = ()) -> str | None: ...
+    def recall_block(self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = ()) -> RecallBlock | None: ...
+
+    def replayed_recall(self, events: Sequence[Mapping[str, Any]], epoch: int, budget: int) -> dict[int, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +76,13 @@ class AssembledPrompt:
 
     system: str
     segments: tuple[PromptSegment, ...]
-    recall_block: str | None
+    recall: RecallBlock | None
     epoch: int
+
+    @property
+    def recall_block(self) -> str | None:
+        """The recall block's text as chosen for this turn."""
+        return self.recall.text if self.recall is not None else None
 
 
 def _inputs_digest(identity: AgentIdentity, roster: Sequence[RosterEntry], limits: tuple[int, int] | None) -> str:

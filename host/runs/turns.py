@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from host.memory.recall import replay_budget
 from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
 from host.prompt.identity import AgentIdentity, roster_line
 from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
@@ -95,8 +96,9 @@ class TurnPlanner:
     async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
         """Build `turn.start` for `agent`'s run `run_id` from its settings, transcript and memory.
 
-        The prompt is assembled (frozen per epoch) and this turn's recall block is stored in a `context`
-        event before the messages are built, so a replay of the transcript gives the same bytes.
+        The prompt is assembled (frozen per epoch) and this turn's recall block is stored, by record id, in a
+        `context` event before the messages are built; every stored block is rendered from memory as it
+        stands, so a removed fact is in no later request, and within an epoch a replay gives the same bytes.
         """
         spec = self.resolve_model(agent)
         transcript = self._store.transcript(agent.agent_id)
@@ -111,16 +113,24 @@ class TurnPlanner:
             if mate.agent_id != agent.agent_id
         ]
         prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
-        transcript.append(
-            ContextEvent(run_id=run_id, epoch=prompt.epoch, recall=prompt.recall_block).model_dump(mode="json")
+        block = prompt.recall
+        context = ContextEvent(
+            run_id=run_id,
+            epoch=prompt.epoch,
+            recalled=list(block.recalled) if block else [],
+            added=list(block.added) if block else [],
+            more_added=block.more_added if block else 0,
+            cut=block.cut if block else 0,
         )
+        transcript.append(context.model_dump(mode="json"))
         system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
         events = transcript.since_last_compact()
-        messages = build_messages(system, events)
+        messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
         if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
             prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
             system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
-            messages = build_messages(system, transcript.since_last_compact())
+            events = transcript.since_last_compact()
+            messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
         return TurnStartParams(
             run_id=run_id,
             session=agent.agent_id,
@@ -131,6 +141,15 @@ class TurnPlanner:
             approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
             mcp_servers=mcp_server_specs(agent.settings, self._secrets),
         )
+
+    @staticmethod
+    def _recall(
+        memory: MemorySource | None, events: list[dict[str, Any]], epoch: int, spec: ModelSpec
+    ) -> dict[int, str]:
+        """The stored recall blocks to replay, rendered from memory now (none with memory off)."""
+        if memory is None:
+            return {}
+        return memory.replayed_recall(events, epoch, replay_budget(spec.context_window))
 
     def _tools(self, agent: Agent) -> ToolSet:
         info = self._kernel_info()
