@@ -7,7 +7,7 @@ time (what we believed then); `asOf` picks the valid-time instant (what was true
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,6 +21,7 @@ from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
 from host.memory.section import MemorySection, SectionLimits, render_section
 from host.memory.values import parse_instant
+from host.memory.view import ViewSelection, select_view
 
 __all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_WINDOW"]
 
@@ -192,6 +193,14 @@ class MemoryReads:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
 
+    def _recent_facts(self, instant: str, limit: int) -> dict[str, Fact]:
+        keyed = self._index.keyed_candidates(instant, limit)
+        # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
+        facts = {f.id: f for f in self._index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
+        for tier in TIER_RANK:
+            facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
+        return facts
+
     def recent_standing(self, limit: int) -> tuple[Standing, dict[str, int]]:
         """Standing facts for bounded renderings, at a cost that does not grow with memory.
 
@@ -202,17 +211,28 @@ class MemoryReads:
             The standing facts among those, and how many facts may stand now per tier (for "N did not fit").
         """
         instant = self._now()
-        keyed = self._index.keyed_candidates(instant, limit)
-        # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
-        facts = {f.id: f for f in self._index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
-        for tier in TIER_RANK:
-            facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
-        return classify(facts.values(), instant), self._index.candidate_counts(instant)
+        return classify(self._recent_facts(instant, limit).values(), instant), self._index.candidate_counts(instant)
 
-    def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60) -> MemorySection:
-        """The bounded memory section for the system prompt, from the facts standing now."""
+    def view_selection(self, limit: int) -> tuple[ViewSelection, str]:
+        """What MEMORY.md shows now, and the instant it is taken at (bounded, like `recent_standing`)."""
+        instant = self._now()
+        facts = self._recent_facts(instant, limit)
+        proposed, waiting = self._index.newest_proposed(limit)
+        facts.update((f.id, f) for f in proposed)
+        totals = self._index.candidate_counts(instant)
+        return select_view(facts.values(), instant, limit, totals=totals, waiting=waiting), instant
+
+    def facts_through(self, seq: int) -> Iterable[Fact]:
+        """Every fact as it stood once the ledger reached `seq` (a replay: the cost grows with the ledger)."""
+        return replay(self._ledger.records(), through_seq=seq).facts.values()
+
+    def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60, tools: bool = True) -> MemorySection:
+        """The bounded memory section for the system prompt, from the facts standing now.
+
+        `tools` says whether the model is offered the memory tools; without them the section names none.
+        """
         standing, totals = self.recent_standing(max_lines)
-        return render_section(standing, SectionLimits(max_bytes, max_lines), totals)
+        return render_section(standing, SectionLimits(max_bytes, max_lines), totals, tools=tools)
 
     def recall_block(
         self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10

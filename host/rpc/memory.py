@@ -42,6 +42,7 @@ from protocol.models.memory import (
     MemorySearchResult,
     MemoryVerifyParams,
     MemoryVerifyResult,
+    MemoryViewSetAsideEvent,
     MemoryWriteResult,
 )
 
@@ -100,8 +101,14 @@ def _write_result(cls: type[MemoryWriteResult], outcome: WriteOutcome) -> Memory
     )
 
 
-def memory_notification(event: MemoryEvent) -> tuple[str, MemoryChangedEvent | MemoryProposedEvent]:
+def memory_notification(
+    event: MemoryEvent,
+) -> tuple[str, MemoryChangedEvent | MemoryProposedEvent | MemoryViewSetAsideEvent]:
     """The (method, params) of the notification a shell gets for a memory change notice."""
+    if event.kind == "set_aside":
+        return "memory.viewSetAside", MemoryViewSetAsideEvent(
+            agent_id=event.agent_id, kept_as=event.kept_as or "", problem=event.problem or ""
+        )
     if event.kind == "proposed":
         return "memory.proposed", MemoryProposedEvent(
             agent_id=event.agent_id, records=[fact_to_model(f) for f in event.facts]

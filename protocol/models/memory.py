@@ -42,6 +42,7 @@ __all__ = [
     "MemoryEraseResult",
     "MemoryChangedEvent",
     "MemoryProposedEvent",
+    "MemoryViewSetAsideEvent",
     "MEMORY_METHODS",
     "MEMORY_EVENTS",
 ]
@@ -267,6 +268,15 @@ class MemoryProposedEvent(WireModel):
     records: list[MemoryRecordModel]
 
 
+class MemoryViewSetAsideEvent(WireModel):
+    """An agent's MEMORY.md could not be imported (empty, cut short, garbled, binary, or not a view): nothing
+    was taken from it, it is kept as `keptAs` in the agent's memory folder, and the view was written again."""
+
+    agent_id: str
+    kept_as: str
+    problem: str
+
+
 MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "memory.list": (MemoryListParams, MemoryListResult),
     "memory.search": (MemorySearchParams, MemorySearchResult),
@@ -282,4 +292,5 @@ MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
 MEMORY_EVENTS: dict[str, type[BaseModel]] = {
     "memory.changed": MemoryChangedEvent,
     "memory.proposed": MemoryProposedEvent,
+    "memory.viewSetAside": MemoryViewSetAsideEvent,
 }
