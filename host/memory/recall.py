@@ -126,4 +126,3 @@ def replayed_recall(
         spent += size
         out[int(event["seq"])] = text
     return out
-

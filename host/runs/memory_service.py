@@ -29,7 +29,7 @@ from host.memory import (
 )
 from host.runs.provenance import run_provenance
 from host.runs.scheduler import Run, RunManager
-from host.runs.turns import Summarize, TurnPlanner
+from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
 from protocol.errors import JsonRpcError
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
@@ -103,7 +103,8 @@ class MemoryService:
         return self.hub.get(agent.agent_id) if agent.settings.memory else None
 
     def tools(self, agent: Agent) -> list[ToolSpec]:
-        return list(self.definitions) if agent.settings.memory else []
+        """The memory tools for the agent's runs: none with memory off or for a model offered no tools."""
+        return list(self.definitions) if agent.settings.memory and offers_tools(agent.settings.model) else []
 
     async def call_tool(self, params: ToolCallParams, *, source: str = "agent") -> ToolCallResult:
         """The kernel's `tool.call` for a memory tool; `source` is `peer:<id>` in a run a peer's wake started.

@@ -37,13 +37,18 @@ from protocol.models.policy import SandboxPolicy
 from protocol.models.transcript import CompactEvent, ContextEvent
 from sandbox import rules_to_wire
 
-__all__ = ["TurnPlanner", "model_spec", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
+__all__ = ["TurnPlanner", "model_spec", "offers_tools", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
 
 Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
+
+
+def offers_tools(settings: ModelSettings) -> bool:
+    """Whether the model is offered tools: the embedded model is too small to call them, so it gets none."""
+    return settings.provider != "local"
 
 
 def model_spec(settings: ModelSettings, api_key: str | None) -> ModelSpec:
@@ -112,7 +117,8 @@ class TurnPlanner:
             for mate in self._store.list()
             if mate.agent_id != agent.agent_id
         ]
-        prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
+        tools = offers_tools(agent.settings.model)
+        prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
         block = prompt.recall
         context = ContextEvent(
             run_id=run_id,
@@ -127,7 +133,7 @@ class TurnPlanner:
         events = transcript.since_last_compact()
         messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
         if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
-            prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
+            prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
             system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
             events = transcript.since_last_compact()
             messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
