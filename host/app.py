@@ -109,7 +109,7 @@ class HostServer:
             mcp=self.mcp,
             check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
-        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize)
+        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
         self.host_tools = HostTools(self.runs, self.store)

@@ -14,7 +14,7 @@ from typing import Any
 
 from host.memory.recall import replay_budget
 from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
-from host.prompt.identity import AgentIdentity, roster_line
+from host.prompt.identity import AgentIdentity, RosterEntry, roster_line
 from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.runs.context import build_messages
 from host.runs.mcp_config import mcp_server_specs
@@ -111,12 +111,7 @@ class TurnPlanner:
         latest = next(
             (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
         )
-        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note(agent))
-        roster = [
-            (mate.agent_id, mate.name, roster_line(mate.settings.instructions))
-            for mate in self._store.list()
-            if mate.agent_id != agent.agent_id
-        ]
+        identity, roster = self._identity(agent)
         tools = offers_tools(agent.settings.model)
         prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
         block = prompt.recall
@@ -147,6 +142,37 @@ class TurnPlanner:
             approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
             mcp_servers=mcp_server_specs(agent.settings, self._secrets),
         )
+
+    def replay(self, agent: Agent) -> tuple[list[ChatMessage], ModelSpec, ToolSet]:
+        """What a turn of `agent` would send now (system prompt, history, tools), without starting one.
+
+        Background extraction sends this with its instruction appended, so the provider's cache serves the
+        whole prefix a turn has just paid for. Nothing is stored.
+
+        Raises:
+            MissingApiKeyError: the model needs a key that is not stored.
+        """
+        spec = self.resolve_model(agent)
+        memory = self._memory(agent)
+        identity, roster = self._identity(agent)
+        tools = offers_tools(agent.settings.model)
+        prompt = assemble_prompt(agent.directory, identity, roster, memory, "", memory_tools=tools)
+        events = self._store.transcript(agent.agent_id).since_last_compact()
+        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+        return (
+            build_messages(system, events, self._recall(memory, events, prompt.epoch, spec)),
+            spec,
+            self._tools(agent),
+        )
+
+    def _identity(self, agent: Agent) -> tuple[AgentIdentity, list[RosterEntry]]:
+        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note(agent))
+        roster = [
+            (mate.agent_id, mate.name, roster_line(mate.settings.instructions))
+            for mate in self._store.list()
+            if mate.agent_id != agent.agent_id
+        ]
+        return identity, roster
 
     @staticmethod
     def _recall(

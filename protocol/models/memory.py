@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from protocol.ids import AGENT_ID_PATTERN, KEY_PATTERN, RECORD_ID_PATTERN
 from protocol.models.base import Params, WireModel
+from protocol.models.transcript import UsageInfo
 
 __all__ = [
     "MemoryView",
@@ -43,6 +44,7 @@ __all__ = [
     "MemoryChangedEvent",
     "MemoryProposedEvent",
     "MemoryViewSetAsideEvent",
+    "MemoryExtractedEvent",
     "MEMORY_METHODS",
     "MEMORY_EVENTS",
 ]
@@ -277,6 +279,17 @@ class MemoryViewSetAsideEvent(WireModel):
     problem: str
 
 
+class MemoryExtractedEvent(WireModel):
+    """A background extraction ran over an agent's turns through transcript seq `throughSeq`: how many
+    operations it applied and what the call cost, with the share of its input the provider's cache served."""
+
+    agent_id: str
+    through_seq: int
+    operations: int
+    usage: UsageInfo
+    cached_share: float = Field(ge=0, le=1)
+
+
 MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "memory.list": (MemoryListParams, MemoryListResult),
     "memory.search": (MemorySearchParams, MemorySearchResult),
@@ -293,4 +306,5 @@ MEMORY_EVENTS: dict[str, type[BaseModel]] = {
     "memory.changed": MemoryChangedEvent,
     "memory.proposed": MemoryProposedEvent,
     "memory.viewSetAside": MemoryViewSetAsideEvent,
+    "memory.extracted": MemoryExtractedEvent,
 }
