@@ -1,7 +1,8 @@
 """`hearth memory ...`: a person's view and governance of an agent's memory from the terminal.
 
 It speaks only the wire (`memory.*` through a host it launches): list a view, review what waits for
-review, forget, erase, verify. Every record is shown with its id, trust, source and validity.
+review, say why a fact is believed, forget, erase, verify. Every record is shown with its id, trust,
+source and validity.
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ async def _run(command: MemoryCommand) -> int:
                 params["text"] = command.text
             result = await peer.request("memory.review", params)
             print(f"{command.decision}: {result['outcome']}")
+        elif command.action == "why":
+            story = await peer.request("memory.explain", {**ref, "recordId": command.record_id})
+            print(story["summary"])
+            for record in story["history"]:
+                print("  " + format_record(record))
         elif command.action in ("forget", "erase"):
             method = "memory.retract" if command.action == "forget" else "memory.erase"
             params = {**ref, "recordId": command.record_id}

@@ -151,6 +151,7 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         with_id = action(name, help_text)
         with_id.add_argument("record_id")
         with_id.add_argument("--reason")
+    action("why", "Say why memory holds a fact: its source, evidence, reviews and history.").add_argument("record_id")
     action("verify", "Re-walk the ledger's hash chain.")
 
 

@@ -141,7 +141,7 @@ class HostServer:
         register_run_methods(self.table, self.together.deliveries, self.approvals)
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
-        register_memory_methods(self.table, self.hub)
+        register_memory_methods(self.table, self.hub, self.memory.evidence_line)
 
     async def notify(self, method: str, event: BaseModel) -> None:
         if self._peer is not None:

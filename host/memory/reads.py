@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
+from host.memory.explain import Explanation, explain
 from host.memory.fold import TIER_RANK, Conflict, Fact, Standing, classify, replay, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger, VerifyReport
@@ -188,6 +189,18 @@ class MemoryReads:
         if not related:
             raise RecordNotFoundError(f"no memory record {record_id}")
         return related[-limit:] if limit else related
+
+    def explain(self, record_id: str, history: Sequence[Record] | None = None) -> Explanation:
+        """Everything that bears on one fact (see `host.memory.explain`).
+
+        Args:
+            record_id: the fact's id.
+            history: its records from `history` (read in a worker thread by the caller); else the ledger is read.
+
+        Raises:
+            RecordNotFoundError: no fact has that id.
+        """
+        return explain(record_id, self._index, list(self._ledger.records()) if history is None else history)
 
     def verify(self) -> VerifyReport:
         """Re-walk the hash chain from disk and name the first bad record."""

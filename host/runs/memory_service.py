@@ -38,7 +38,7 @@ from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
 from protocol.errors import JsonRpcError
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
-from protocol.models.memory import MemoryExtractedEvent
+from protocol.models.memory import MemoryEvidenceLine, MemoryExtractedEvent
 
 __all__ = ["MemoryService", "run_exchange", "exchange_since"]
 
@@ -162,6 +162,24 @@ class MemoryService:
             self.hub.get(agent.agent_id), params.name, params.arguments, evidence, provenance=provenance
         )
         return ToolCallResult(content=content, is_error=is_error)
+
+    def evidence_line(self, agent_id: str, seq: int, *, max_chars: int = 2000) -> MemoryEvidenceLine | None:
+        """The transcript line at `seq`, quoted (bounded) with who said it, or None when there is none."""
+        if not self._store.exists(agent_id):
+            return None
+        events, _ = self._store.transcript(agent_id).page(before_seq=seq + 1, limit=1)
+        event = events[0] if events and events[0].get("seq") == seq else None
+        if event is None or event.get("type") not in ("user", "wake", "assistant", "tool"):
+            return None
+        item = _item(event) if event["type"] in ("user", "wake") else None
+        if item is None:
+            role = "assistant" if event["type"] == "assistant" else "tool"
+            text = event.get("text", "") if role == "assistant" else event.get("content", "")
+            item = ExchangeItem(seq, role, text, event.get("name"))
+        text = item.text[:max_chars]
+        return MemoryEvidenceLine(
+            seq=seq, type=event["type"], speaker=item.source, text=text, truncated=len(item.text) > max_chars
+        )
 
     async def after_run(self, run: Run) -> None:
         """Start extraction for a completed run when the agent's setting and the turn call for it (never waits).

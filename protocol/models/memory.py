@@ -41,6 +41,9 @@ __all__ = [
     "MemoryReviewResult",
     "MemoryEraseParams",
     "MemoryEraseResult",
+    "MemoryExplainParams",
+    "MemoryEvidenceLine",
+    "MemoryExplainResult",
     "MemoryChangedEvent",
     "MemoryProposedEvent",
     "MemoryViewSetAsideEvent",
@@ -254,6 +257,36 @@ class MemoryEraseResult(MemoryWriteResult):
     pass
 
 
+class MemoryExplainParams(Params):
+    agent_id: AgentId
+    record_id: RecordId
+
+
+class MemoryEvidenceLine(WireModel):
+    """The transcript line a record's evidence points at, quoted (bounded) as the person or model said it."""
+
+    seq: int
+    type: str
+    speaker: str
+    text: str
+    truncated: bool = False
+
+
+class MemoryExplainResult(WireModel):
+    """Why memory holds a belief: the fact as it stands (source, trust, evidence, valid time), the line it
+    rests on, who reviewed it, what it replaced and what replaced it, what removed it, its whole history,
+    and a summary in words."""
+
+    record: MemoryRecordModel
+    evidence_line: MemoryEvidenceLine | None = None
+    reviews: list[MemoryRecordModel] = Field(default_factory=list)
+    replaced: MemoryRecordModel | None = None
+    replaced_by: MemoryRecordModel | None = None
+    removed_by: MemoryRecordModel | None = None
+    history: list[MemoryRecordModel] = Field(default_factory=list)
+    summary: str
+
+
 class MemoryChangedEvent(WireModel):
     """An agent's memory changed; `epochBumped` says the next turn's system prompt is rebuilt."""
 
@@ -295,6 +328,7 @@ MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "memory.search": (MemorySearchParams, MemorySearchResult),
     "memory.history": (MemoryHistoryParams, MemoryHistoryResult),
     "memory.verify": (MemoryVerifyParams, MemoryVerifyResult),
+    "memory.explain": (MemoryExplainParams, MemoryExplainResult),
     "memory.note": (MemoryNoteParams, MemoryNoteResult),
     "memory.correct": (MemoryCorrectParams, MemoryCorrectResult),
     "memory.retract": (MemoryRetractParams, MemoryRetractResult),
