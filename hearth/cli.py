@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 __all__ = ["build_parser", "main"]
 
@@ -84,6 +85,20 @@ def _mcp(args: argparse.Namespace) -> int:
             network=getattr(args, "network", False),
         )
     )
+
+
+def _export(args: argparse.Namespace) -> int:
+    from desktop.archive_cmd import run_export
+    from protocol.datadir import resolve_data_dir
+
+    return run_export(args.agent, Path(args.file), resolve_data_dir(args.data_dir))
+
+
+def _import(args: argparse.Namespace) -> int:
+    from desktop.archive_cmd import run_import
+    from protocol.datadir import resolve_data_dir
+
+    return run_import(Path(args.file), resolve_data_dir(args.data_dir), args.agent_id)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -189,6 +204,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_secrets(commands)
     _add_memory(commands)
     _add_mcp(commands)
+
+    export = commands.add_parser("export", help="Write an agent (profile, settings, transcript, memory) to one file.")
+    _common(export)
+    export.add_argument("agent", help="the agent's id")
+    export.add_argument("file", help="the archive to write (never over an existing file)")
+    export.set_defaults(func=_export)
+    imported = commands.add_parser("import", help="Make an agent of an archive written by `hearth export`.")
+    _common(imported)
+    imported.add_argument("file", help="the archive")
+    imported.add_argument("--agent-id", help="import under this id instead of the one in the archive")
+    imported.set_defaults(func=_import)
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
     schema.set_defaults(func=_schema, verbose=False)

@@ -17,11 +17,13 @@ from typing import Literal
 from pydantic import BaseModel
 
 from host.agent_service import AgentService
+from host.archive_service import ArchiveService
 from host.config import HostConfig
 from host.errors import HostError
 from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, watch_memory_views
 from host.rpc.agents import register_agent_methods
+from host.rpc.archive import register_archive_methods
 from host.rpc.kernel_calls import register_kernel_calls
 from host.rpc.memory import memory_notification, register_memory_methods
 from host.rpc.runs import register_run_methods
@@ -142,6 +144,7 @@ class HostServer:
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
+        register_archive_methods(self.table, ArchiveService(self.store, self.hub), self.agents)
 
     async def notify(self, method: str, event: BaseModel) -> None:
         if self._peer is not None:

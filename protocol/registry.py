@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from protocol.models import agents, host, kernel, mcp, warmup
+from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
@@ -46,6 +47,7 @@ HOST_METHODS: dict[str, Method] = {
     **SECRETS_METHODS,
     **MEMORY_METHODS,
     **WORK_METHODS,
+    **ARCHIVE_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {

@@ -209,16 +209,19 @@ class Ledger:
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
         self._committed = len(data)
 
+    def committed_bytes(self) -> bytes:
+        """The ledger as acknowledged so far: every complete record line, nothing of an append in progress."""
+        with open(self.path, "rb") as handle:
+            data = handle.read(self._committed)
+        return data[: data.rfind(b"\n") + 1]
+
     def verify(self) -> VerifyReport:
         """Re-walk the whole chain from disk (what was committed when it began); see `verify_records`.
 
         Safe in a worker thread while the owner appends: a half-appended last line is never read. A damaged
         line moved aside when the memory opened makes the report fail, naming the file it is kept in.
         """
-        end = self._committed
-        with open(self.path, "rb") as handle:
-            data = handle.read(end)
-        data = data[: data.rfind(b"\n") + 1]  # an erase's rewrite may have replaced the file meanwhile
+        data = self.committed_bytes()  # cut at a newline: an erase's rewrite may have replaced the file meanwhile
         lines: list[Record | None] = []
         for line in data.splitlines():
             try:

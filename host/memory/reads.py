@@ -202,6 +202,10 @@ class MemoryReads:
         """
         return explain(record_id, self._index, list(self._ledger.records()) if history is None else history)
 
+    def committed_ledger(self) -> bytes:
+        """The ledger's acknowledged records as bytes (for an export)."""
+        return self._ledger.committed_bytes()
+
     def verify(self) -> VerifyReport:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
