@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 
 __all__ = ["build_parser", "main"]
 
@@ -88,6 +87,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from desktop.archive_cmd import run_export
     from protocol.datadir import resolve_data_dir
 
@@ -95,6 +96,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from desktop.archive_cmd import run_import
     from protocol.datadir import resolve_data_dir
 
