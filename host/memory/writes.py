@@ -26,6 +26,7 @@ from host.memory.gate import ensure_not_sensitive
 from host.memory.planner import NoteContext, plan_notes
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence, Record, content_signature, new_record_id
+from host.memory.stored_recall import scrub_stored_recall
 from host.memory.trust import correction_trust, decide_trust, is_suppressible
 from host.memory.values import MemoryEvent, NoteItem, WriteOutcome, check_item, check_key, clean_text
 from host.memory.view import ViewEdit
@@ -57,6 +58,7 @@ class MemoryWrites(MemoryReads):
 
     def _finish_erasures(self) -> None:
         finish_erasures(self._ledger, self._index)
+        scrub_stored_recall(self.agent_dir / "transcript.jsonl")
         bump_epoch(self.agent_dir, "erase")
 
     def _draft(self, op: str, evidence: Evidence, **fields: Any) -> Record:

@@ -139,3 +139,35 @@ def test_an_erased_fact_leaves_no_byte_under_the_agent_directory_and_the_ledger_
         assert b"Miso" not in data, f"erased text left in {path.relative_to(agent_dir)}"
     assert any(b"oolong" in path.read_bytes() for path in files if path.name == "ledger.jsonl")
     assert (agent_dir / "memory/ledger.jsonl").stat().st_mode & 0o777 == 0o600
+
+
+def test_an_erase_also_removes_recall_text_an_earlier_version_stored_in_the_transcript(tmp_path: Path) -> None:
+    """Transcripts written before recall blocks were kept as ids hold the block's text; an erase takes it out."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann"})
+            noted = await host.call("memory.note", {"agentId": "ann", "text": CAT})
+            await host.call("memory.note", {"agentId": "ann", "text": TEA})
+        legacy = [
+            {"seq": 1, "ts": "2026-01-01T00:00:00.000Z", "type": "user", "text": "Tell me about my pets."},
+            {
+                "seq": 2,
+                "ts": "2026-01-01T00:00:00.000Z",
+                "type": "context",
+                "runId": "r-old",
+                "epoch": 1,
+                "recall": f"Recalled from memory for this message:\n- [{noted['record']['id']}] {CAT}\n- {TEA}",
+            },
+        ]
+        transcript = tmp_path / "agents/ann/transcript.jsonl"
+        transcript.write_text("".join(json.dumps(e) + "\n" for e in legacy), encoding="utf-8")
+        async with HostProcess(tmp_path) as host:
+            await host.call("memory.erase", {"agentId": "ann", "recordId": noted["record"]["id"]})
+            page = await host.call("agent.transcript", {"agentId": "ann"})
+            assert [e["seq"] for e in page["events"]] == [1, 2] and page["events"][0]["text"] == legacy[0]["text"]
+
+    asyncio.run(main())
+    for path in (tmp_path / "agents/ann").rglob("*"):
+        if path.is_file():
+            assert b"Miso" not in path.read_bytes(), f"erased text left in {path.name}"
