@@ -48,6 +48,13 @@ Told = Callable[[str, str], None]
 """`told(kept_as, problem)`: the person is told a file was kept aside (an event and a log line)."""
 
 
+def _same_view(data: bytes, text: str) -> bool:
+    """Whether a written view and a new rendering show the same position and the same lines."""
+    old = read_frame(data.decode("utf-8", errors="replace"))
+    new = read_frame(text)
+    return old is not None and new is not None and old[0].seq == new[0].seq and old[1] == new[1]
+
+
 class ViewSource(Protocol):
     """What the view needs from the memory (`MemoryStore` provides it)."""
 
@@ -116,8 +123,9 @@ class ViewSync:
                 outcomes += self._import(pending)
             text = self.render()
             data = text.encode("utf-8")
-            if on_disk == data:
-                self._remember(text)
+            if on_disk == data or (on_disk is not None and self._is_own(on_disk) and _same_view(on_disk, text)):
+                # Unchanged but for the instant it was taken at: rewriting it would only wake the watcher again.
+                self._remember(on_disk.decode("utf-8"))
                 return outcomes
             previous = swap_bytes_atomic(self.path, data)
             self._remember(text)

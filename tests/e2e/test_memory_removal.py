@@ -78,14 +78,17 @@ async def facts_reach_a_recall_block(host: HostProcess, server: MemoryServer) ->
     """Turn 1 lets the extractor add both facts; turn 2 shows them in its recall block. Returns text → id."""
     settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}}
     await host.call("agent.create", {"name": "ann", "settings": settings})
-    await turn(host, "My cat has the name of a soup, and every morning I drink a kind of tea from Taiwan.")
+    # The user's own words support both facts (the extractor's facts from them are confirmed), but never
+    # in the fact's own phrasing, so "called Miso" can only come from memory.
+    await turn(host, "Miso is my cat's name, and I drink oolong tea every morning.")
     await wait_for_asserts(host, 2)
     await turn(host, "What do you know about my mornings and my pets?")
     current = await host.call("memory.list", {"agentId": "ann", "view": "current"})
     ids = {record["text"]: record["id"] for record in current["records"]}
     assert set(ids) == {CAT, TEA}
     shown = [m for m in server.chats[-1].body["messages"] if m["role"] == "user"][-1]["content"]
-    assert "<memory-recall>" in shown and "Miso" in shown and "oolong" in shown, shown
+    recall = shown.split("<memory-recall>", 1)[-1]
+    assert "<memory-recall>" in shown and "called Miso" in recall and "oolong" in recall, shown
     return ids
 
 
@@ -104,10 +107,10 @@ def test_a_removed_fact_is_in_no_part_of_the_very_next_request_and_the_other_fac
             await turn(host, "Tell me again what you remember.")
             (after,) = server.chats[before:]
             sent = json.dumps(after.body, ensure_ascii=False)
-            assert "Miso" not in sent, "a removed fact must leave the very next request"
+            assert "called Miso" not in sent, "a removed fact must leave the very next request"
             assert "oolong" in sent, "the fact beside it stays"
             await turn(host, "And once more?")
-            assert all("Miso" not in json.dumps(r.body) for r in server.chats[before:])
+            assert all("called Miso" not in json.dumps(r.body) for r in server.chats[before:])
 
     try:
         asyncio.run(main())
@@ -136,7 +139,7 @@ def test_an_erased_fact_leaves_no_byte_under_the_agent_directory_and_the_ledger_
     assert any(path.name == "transcript.jsonl" for path in files) and len(files) > 4
     for path in files:
         data = path.read_bytes()
-        assert b"Miso" not in data, f"erased text left in {path.relative_to(agent_dir)}"
+        assert b"called Miso" not in data, f"erased text left in {path.relative_to(agent_dir)}"
     assert any(b"oolong" in path.read_bytes() for path in files if path.name == "ledger.jsonl")
     assert (agent_dir / "memory/ledger.jsonl").stat().st_mode & 0o777 == 0o600
 

@@ -195,3 +195,17 @@ def test_the_view_chosen_from_the_index_equals_the_view_rebuilt_from_the_ledger(
         assert parse_view(store.view_path.read_text(encoding="utf-8"))
 
     asyncio.run(main())
+
+
+def test_the_hosts_own_view_is_not_written_again_when_only_the_time_moved(store: MemoryStore) -> None:
+    """A rewrite would wake the watcher, which would rewrite it again: an endless loop of writes."""
+
+    async def main() -> None:
+        await store.note("User likes tea", evidence=USER)
+        written = store.view_path.read_bytes()
+        inode = store.view_path.stat().st_ino
+        for _ in range(3):  # each pass reads a later time from the clock
+            assert await store.import_view_edits() == []
+        assert store.view_path.read_bytes() == written and store.view_path.stat().st_ino == inode
+
+    asyncio.run(main())
