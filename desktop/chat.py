@@ -15,6 +15,7 @@ from typing import Any
 
 from desktop.client import connect_host
 from desktop.describe import LOCAL_MODEL_NOTE, describe_model
+from desktop.memory_slash import MEMORY_COMMANDS_HELP, run_memory_command
 from desktop.names import find_agent
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
@@ -138,7 +139,7 @@ async def _chat(options: ChatOptions) -> int:
             agent = await _ensure_agent(peer, options)
             printer.agent_id = agent.agent_id
             if interactive:
-                print(f"Chatting with {agent.name} ({_describe_model(agent)}). Ctrl-D to quit.")
+                print(f"Chatting with {agent.name} ({_describe_model(agent)}). {MEMORY_COMMANDS_HELP}; Ctrl-D quits.")
             while True:
                 if interactive:
                     sys.stdout.write("you> ")
@@ -147,6 +148,9 @@ async def _chat(options: ChatOptions) -> int:
                 if not line:
                     return 0
                 if not line.strip():
+                    continue
+                if (said := await run_memory_command(peer, agent.agent_id, line)) is not None:
+                    print(said, flush=True)
                     continue
                 params = {"agentId": agent.agent_id, "text": line.rstrip("\n")}
                 await peer.request("agent.send", params, AgentSendResult)

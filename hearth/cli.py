@@ -155,6 +155,24 @@ def _mcp(args: argparse.Namespace) -> int:
     )
 
 
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from desktop.archive_cmd import run_export
+    from protocol.datadir import resolve_data_dir
+
+    return run_export(args.agent, Path(args.file), resolve_data_dir(args.data_dir))
+
+
+def _import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from desktop.archive_cmd import run_import
+    from protocol.datadir import resolve_data_dir
+
+    return run_import(Path(args.file), resolve_data_dir(args.data_dir), args.agent_id)
+
+
 def _schema(args: argparse.Namespace) -> int:
     from protocol.schema import schema_json
 
@@ -292,6 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     host = _add(commands, "host", "Run the host, speaking JSON-RPC on stdio (what a desktop shell launches).", _host)
     host.add_argument("--idle-exit", type=float, metavar="SECONDS", help="serve only the socket; stop once idle")
+    export = _add(commands, "export", "Write an agent (profile, settings, transcript, memory) to one file.", _export)
+    export.add_argument("agent", help="the agent's id")
+    export.add_argument("file", help="the archive to write (never over an existing file)")
+    imported = _add(commands, "import", "Make an agent of an archive written by `hearth export`.", _import)
+    imported.add_argument("file", help="the archive")
+    imported.add_argument("--agent-id", help="import under this id instead of the one in the archive")
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
     schema.set_defaults(func=_schema)

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from host.agent_dir import AgentDirectory
 from host.agent_service import AgentService
+from host.archive_service import ArchiveService
 from host.config import HostConfig
 from host.connections import ConnectionHub
 from host.errors import HostError
@@ -27,6 +28,7 @@ from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, watch_memory_views
 from host.rpc.agent_dir import register_agent_dir_methods
 from host.rpc.agents import register_agent_methods
+from host.rpc.archive import register_archive_methods
 from host.rpc.kernel_calls import register_kernel_calls
 from host.rpc.memory import memory_notification, register_memory_methods
 from host.rpc.runs import register_run_methods
@@ -117,7 +119,7 @@ class HostServer:
             mcp=self.mcp,
             check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
-        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize)
+        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
         self.host_tools = HostTools(self.runs, self.store)
@@ -156,7 +158,8 @@ class HostServer:
         register_run_methods(self.table, self.together.deliveries, self.approvals)
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
-        register_memory_methods(self.table, self.hub)
+        register_memory_methods(self.table, self.hub, self.memory.evidence_line)
+        register_archive_methods(self.table, ArchiveService(self.store, self.hub), self.agents)
 
     async def notify(self, method: str, event: BaseModel) -> None:
         await self.connections.notify(method, event)

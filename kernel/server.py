@@ -38,6 +38,7 @@ from protocol.models.kernel import (
     SummarizeResult,
     ToolCallParams,
     ToolCallResult,
+    ToolSet,
     ToolSpec,
     TurnCancelResult,
     TurnDeltaEvent,
@@ -154,6 +155,11 @@ class _TextCollector:
         return None
 
 
+async def _refuse_tool(call: ToolCall) -> ToolOutcome:
+    """A `summarize` call lists tools for the provider's cache only; none of them runs."""
+    return ToolOutcome(f"error: no tool runs in this call ({call.name})", True)
+
+
 class KernelServer:
     """Args:
     detect_mcp_sandbox: finds the OS sandbox MCP servers run in (a seam, so tests can take it away).
@@ -267,7 +273,8 @@ class KernelServer:
         provider = open_provider(config, clients=self.clients)
         messages = [to_message(m) for m in params.messages]
         collector = _TextCollector()
-        no_tools = TurnTools({}, None, (), self._call_host_tool_for(""))
+        listed = () if params.tools is None else self._listed_tools(params.tools)
+        no_tools = TurnTools({}, None, listed, _refuse_tool)
         outcome = await run_turn(provider, config, messages, no_tools, collector, max_steps=1)
         if outcome.reason == "error":
             raise KernelError(outcome.error or "the summary failed", code=outcome.error_code or RUN_FAILED)
@@ -277,6 +284,13 @@ class KernelServer:
         """Load the model a turn would load (only the embedded one has anything to load)."""
         provider = open_provider(to_config(params.model))
         return ModelWarmResult(loaded=await provider.warm() if isinstance(provider, Warmable) else False)
+
+    def _listed_tools(self, tools: ToolSet) -> tuple[ToolDefinition, ...]:
+        """The definitions a turn with `tools` offers, in the same order, for a call in which none runs."""
+        local = tuple(tool.definition for name, tool in self._tools.items() if name in tools.local)
+        names = {definition.name for definition in local}
+        host = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in tools.host if t.name not in names)
+        return local + host
 
     async def session_close(self, params: SessionCloseParams) -> Empty:
         if self._shells is not None:

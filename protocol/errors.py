@@ -29,6 +29,7 @@ __all__ = [
     "SANDBOX_DENIED",
     "SENSITIVE_CONTENT",
     "RUN_FAILED",
+    "STORAGE_FAILED",
     "NOT_AUTHORIZED",
     "JsonRpcError",
     "InvalidParamsError",
@@ -74,6 +75,8 @@ SENSITIVE_CONTENT = -32010
 """The sensitive-content gate refused the write."""
 RUN_FAILED = -32011
 """A run ended with an error that has no more specific code."""
+STORAGE_FAILED = -32019
+"""A file could not be written (disk full, quota, read-only): nothing was stored, and nothing was lost."""
 NOT_AUTHORIZED = -32020
 """A socket client's `initialize` did not carry the running host's token."""
 

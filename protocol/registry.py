@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from protocol.models import agents, host, kernel, mcp, warmup
 from protocol.models.agent_dir import AGENT_DIR_METHODS
+from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
@@ -48,6 +49,7 @@ HOST_METHODS: dict[str, Method] = {
     **SECRETS_METHODS,
     **MEMORY_METHODS,
     **WORK_METHODS,
+    **ARCHIVE_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {

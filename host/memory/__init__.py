@@ -7,6 +7,7 @@ tools, the extraction plan, the MEMORY.md watcher and the prompt's memory sectio
 
 from host.memory.errors import (
     InvalidMemoryRequestError,
+    LedgerWriteError,
     MemoryLockedError,
     MemoryStateError,
     MemoryStoreError,
@@ -45,6 +46,7 @@ __all__ = [
     "ExtractionOp",
     "Fact",
     "InvalidMemoryRequestError",
+    "LedgerWriteError",
     "Listing",
     "MemoryEvent",
     "MemoryHub",

@@ -6,7 +6,7 @@ All of them are `HostError`s. The sensitive-content refusal names the kind of se
 from __future__ import annotations
 
 from host.errors import HostError
-from protocol.errors import BUSY, CONFLICT, INVALID_PARAMS, NOT_FOUND, SENSITIVE_CONTENT
+from protocol.errors import BUSY, CONFLICT, INVALID_PARAMS, NOT_FOUND, SENSITIVE_CONTENT, STORAGE_FAILED
 
 __all__ = [
     "MemoryStoreError",
@@ -16,6 +16,7 @@ __all__ = [
     "InvalidMemoryRequestError",
     "MemoryStateError",
     "MemoryLockedError",
+    "LedgerWriteError",
 ]
 
 
@@ -57,3 +58,9 @@ class MemoryLockedError(MemoryStoreError):
     """Another process holds this agent's memory: there is one writer per agent's memory."""
 
     CODE = BUSY
+
+
+class LedgerWriteError(MemoryStoreError):
+    """The ledger could not be written (disk full, quota, I/O error): the write was undone, nothing was stored."""
+
+    CODE = STORAGE_FAILED

@@ -297,11 +297,14 @@ class MemoryState:
         return effect
 
 
-def replay(records: Iterable[Record], *, known_at: str | None = None) -> MemoryState:
-    """Fold `records` in order, stopping at the first observed after `known_at` (transaction time)."""
+def replay(records: Iterable[Record], *, known_at: str | None = None, through_seq: int | None = None) -> MemoryState:
+    """Fold `records` in order, stopping at the first observed after `known_at` (transaction time) or the
+    first past `through_seq` (a ledger position)."""
     state = MemoryState()
     for record in records:
         if known_at is not None and record.observed_at > known_at:
+            break
+        if through_seq is not None and record.seq > through_seq:
             break
         state.apply(record)
     return state

@@ -1,9 +1,12 @@
 """The ledger file `memory/ledger.jsonl`: append-only, hash-chained, one JSON record per line.
 
 One writer: an exclusive `flock` on `memory/ledger.lock` is held while the ledger is open. Every append is
-written with one `write` and fsynced before it returns, so an acknowledged record survives a kill. A torn
-last line (a write cut short) is cut off on open. The only rewrite is erase's: the same records with some
-content removed, written to a temporary file, fsynced and renamed over the ledger.
+written with one `write` and fsynced before it returns, so an acknowledged record survives a kill; an
+append that fails (a full disk) is cut back off, so the next one never follows a fragment. On open, a torn
+last line (a write cut short, never acknowledged) is moved to `ledger.jsonl.torn`, and a complete last line
+that does not parse (damage) to `ledger.jsonl.damaged`, which `verify` names until a person deals with it.
+`verify` reads only what was committed when it began, so a concurrent append never looks like damage. The
+only rewrite is erase's: the same records with some content removed, written atomically, mode 0600.
 """
 
 from __future__ import annotations
@@ -16,15 +19,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from host.memory.errors import MemoryLockedError
+from host.memory.errors import LedgerWriteError, MemoryLockedError
 from host.memory.records import GENESIS, Record, canonical_json, chain_hash, commitment, content_signature, seal
 from host.store.atomic import write_bytes_atomic
 
-__all__ = ["Ledger", "VerifyReport", "verify_records"]
+__all__ = ["Ledger", "VerifyReport", "verify_records", "TORN_SUFFIX", "DAMAGED_SUFFIX"]
 
 logger = logging.getLogger(__name__)
 
 _TAIL_CHUNK = 64 * 1024
+TORN_SUFFIX = ".torn"
+"""Bytes of a last line cut short (never acknowledged) go to `ledger.jsonl.torn`."""
+DAMAGED_SUFFIX = ".damaged"
+"""A complete last line that does not parse goes to `ledger.jsonl.damaged`; `verify` names it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,7 @@ class Ledger:
         for stale in path.parent.glob(".ledger.jsonl.*.tmp"):
             stale.unlink()  # an erase rewrite that never reached its rename (it may hold erased text)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        self._committed = self.size
         self.head_seq, self.head_hash = self._repair_and_find_head()
 
     @property
@@ -90,21 +98,36 @@ class Ledger:
         size = self.size
         # A line is complete when it ends with a newline; whatever follows the last newline is torn.
         good_end = self._line_start(size + 1) if size else 0
+        if good_end != size:
+            self._set_aside(good_end, size, TORN_SUFFIX, "cut a torn last line")
         head: tuple[int, str] = (0, GENESIS)
         while good_end > 0:
             start = self._line_start(good_end)
             try:
                 record = Record.from_json(json.loads(os.pread(self._fd, good_end - start, start)))
             except ValueError:
-                good_end = start  # a complete but unreadable last line is a torn write too
+                # Complete but unreadable: it may have been acknowledged, so it is kept and verify names it.
+                self._set_aside(start, good_end, DAMAGED_SUFFIX, "moved a damaged last line aside")
+                good_end = start
                 continue
             head = (record.seq, record.hash)
             break
-        if good_end != size:
-            logger.warning("ledger %s: cut a torn last line (%d bytes)", self.path, size - good_end)
-            os.ftruncate(self._fd, good_end)
-            os.fsync(self._fd)
         return head
+
+    def _set_aside(self, start: int, end: int, suffix: str, what: str) -> None:
+        """Move bytes `start:end` (the file's tail) to the file `ledger.jsonl<suffix>` and cut them off."""
+        data = os.pread(self._fd, end - start, start)
+        aside = self.path.with_name(self.path.name + suffix)
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, data if data.endswith(b"\n") else data + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.ftruncate(self._fd, start)
+        os.fsync(self._fd)
+        self._committed = start
+        logger.warning("ledger %s: %s (%d bytes), kept in %s", self.path, what, end - start, aside.name)
 
     def record_ending_at(self, offset: int) -> Record | None:
         """The record whose line ends exactly at byte `offset`, if there is one (a checkpoint check)."""
@@ -117,7 +140,11 @@ class Ledger:
             return None
 
     def append(self, drafts: Sequence[Record]) -> list[Record]:
-        """Seal `drafts` onto the chain, write them with one write, fsync, and return them sealed."""
+        """Seal `drafts` onto the chain, write them with one write, fsync, and return them sealed.
+
+        Raises:
+            LedgerWriteError: the write or its fsync failed; what was written is cut off again.
+        """
         sealed: list[Record] = []
         seq, prev = self.head_seq, self.head_hash
         for draft in drafts:
@@ -126,12 +153,31 @@ class Ledger:
             sealed.append(record)
             prev = record.hash
         data = b"".join(_encode(record) for record in sealed)
-        written = 0
-        while written < len(data):
-            written += os.write(self._fd, data[written:])
-        os.fsync(self._fd)
+        start = self._committed
+        try:
+            if self.size != start:
+                os.ftruncate(self._fd, start)  # a fragment an earlier failed append could not cut off
+            written = 0
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+            os.fsync(self._fd)
+        except OSError as exc:
+            self._cut_back(start)
+            raise LedgerWriteError(
+                f"the memory could not be written ({exc.strerror or exc}); nothing was stored",
+                data={"errno": exc.errno},
+            ) from exc
+        self._committed = start + len(data)
         self.head_seq, self.head_hash = seq, prev
         return sealed
+
+    def _cut_back(self, start: int) -> None:
+        try:
+            os.ftruncate(self._fd, start)
+            os.fsync(self._fd)
+        except OSError:
+            # Cut before the next append instead (it checks the size); a restart cuts a torn tail too.
+            logger.exception("ledger %s: a failed append could not be cut back yet", self.path)
 
     def read(self, offset: int = 0) -> Iterator[tuple[int, Record]]:
         """Yield (end offset, record) for each parseable line from `offset`; bad lines are logged and skipped."""
@@ -161,17 +207,36 @@ class Ledger:
         write_bytes_atomic(self.path, data, mode=0o600)
         os.close(self._fd)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
+        self._committed = len(data)
+
+    def committed_bytes(self) -> bytes:
+        """The ledger as acknowledged so far: every complete record line, nothing of an append in progress."""
+        with open(self.path, "rb") as handle:
+            data = handle.read(self._committed)
+        return data[: data.rfind(b"\n") + 1]
 
     def verify(self) -> VerifyReport:
-        """Re-walk the whole chain from disk; see `verify_records`."""
+        """Re-walk the whole chain from disk (what was committed when it began); see `verify_records`.
+
+        Safe in a worker thread while the owner appends: a half-appended last line is never read. A damaged
+        line moved aside when the memory opened makes the report fail, naming the file it is kept in.
+        """
+        data = self.committed_bytes()  # cut at a newline: an erase's rewrite may have replaced the file meanwhile
         lines: list[Record | None] = []
-        with open(self.path, "rb") as handle:
-            for line in handle:
-                try:
-                    lines.append(Record.from_json(json.loads(line)))
-                except ValueError:
-                    lines.append(None)
-        return verify_records(lines)
+        for line in data.splitlines():
+            try:
+                lines.append(Record.from_json(json.loads(line)))
+            except ValueError:
+                lines.append(None)
+        report = verify_records(lines)
+        damaged = self.path.with_name(self.path.name + DAMAGED_SUFFIX)
+        if report.ok and damaged.exists() and damaged.stat().st_size:
+            problem = (
+                f"a damaged record line was moved to {damaged.name} when the memory opened; it may have been "
+                "an acknowledged record (restore it from a backup, then remove that file)"
+            )
+            return VerifyReport(False, report.count, report.head, report.count + 1, None, problem)
+        return report
 
 
 def verify_records(records: Sequence[Record | None]) -> VerifyReport:

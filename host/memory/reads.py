@@ -7,18 +7,22 @@ time (what we believed then); `asOf` picks the valid-time instant (what was true
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
+from host.memory.explain import Explanation, explain
 from host.memory.fold import TIER_RANK, Conflict, Fact, Standing, classify, replay, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger, VerifyReport
 from host.memory.query import match_expression, query_terms
+from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
-from host.memory.section import MemorySection, SectionLimits, render_recall_block, render_section
+from host.memory.section import MemorySection, SectionLimits, render_section
 from host.memory.values import parse_instant
+from host.memory.view import ViewSelection, select_view
 
 __all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_WINDOW"]
 
@@ -186,9 +190,33 @@ class MemoryReads:
             raise RecordNotFoundError(f"no memory record {record_id}")
         return related[-limit:] if limit else related
 
+    def explain(self, record_id: str, history: Sequence[Record] | None = None) -> Explanation:
+        """Everything that bears on one fact (see `host.memory.explain`).
+
+        Args:
+            record_id: the fact's id.
+            history: its records from `history` (read in a worker thread by the caller); else the ledger is read.
+
+        Raises:
+            RecordNotFoundError: no fact has that id.
+        """
+        return explain(record_id, self._index, list(self._ledger.records()) if history is None else history)
+
+    def committed_ledger(self) -> bytes:
+        """The ledger's acknowledged records as bytes (for an export)."""
+        return self._ledger.committed_bytes()
+
     def verify(self) -> VerifyReport:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
+
+    def _recent_facts(self, instant: str, limit: int) -> dict[str, Fact]:
+        keyed = self._index.keyed_candidates(instant, limit)
+        # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
+        facts = {f.id: f for f in self._index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
+        for tier in TIER_RANK:
+            facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
+        return facts
 
     def recent_standing(self, limit: int) -> tuple[Standing, dict[str, int]]:
         """Standing facts for bounded renderings, at a cost that does not grow with memory.
@@ -200,21 +228,32 @@ class MemoryReads:
             The standing facts among those, and how many facts may stand now per tier (for "N did not fit").
         """
         instant = self._now()
-        keyed = self._index.keyed_candidates(instant, limit)
-        # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
-        facts = {f.id: f for f in self._index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
-        for tier in TIER_RANK:
-            facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
-        return classify(facts.values(), instant), self._index.candidate_counts(instant)
+        return classify(self._recent_facts(instant, limit).values(), instant), self._index.candidate_counts(instant)
 
-    def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60) -> MemorySection:
-        """The bounded memory section for the system prompt, from the facts standing now."""
+    def view_selection(self, limit: int) -> tuple[ViewSelection, str]:
+        """What MEMORY.md shows now, and the instant it is taken at (bounded, like `recent_standing`)."""
+        instant = self._now()
+        facts = self._recent_facts(instant, limit)
+        proposed, waiting = self._index.newest_proposed(limit)
+        facts.update((f.id, f) for f in proposed)
+        totals = self._index.candidate_counts(instant)
+        return select_view(facts.values(), instant, limit, totals=totals, waiting=waiting), instant
+
+    def facts_through(self, seq: int) -> Iterable[Fact]:
+        """Every fact as it stood once the ledger reached `seq` (a replay: the cost grows with the ledger)."""
+        return replay(self._ledger.records(), through_seq=seq).facts.values()
+
+    def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60, tools: bool = True) -> MemorySection:
+        """The bounded memory section for the system prompt, from the facts standing now.
+
+        `tools` says whether the model is offered the memory tools; without them the section names none.
+        """
         standing, totals = self.recent_standing(max_lines)
-        return render_section(standing, SectionLimits(max_bytes, max_lines), totals)
+        return render_section(standing, SectionLimits(max_bytes, max_lines), totals, tools=tools)
 
     def recall_block(
         self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10
-    ) -> str | None:
+    ) -> RecallBlock | None:
         """The per-turn block: recall for `text` plus standing facts added after `since_seq` (background).
 
         Args:
@@ -223,9 +262,19 @@ class MemoryReads:
             exclude_ids: facts the frozen section already shows.
             limit: the most recalled facts.
             added_limit: the most background additions listed (the rest are counted).
+
+        Returns:
+            The block (ids and text, within its byte cap), or None when there is nothing to show.
         """
         recalled = [hit.fact for hit in self.search(text, limit=limit, exclude_ids=exclude_ids)]
         skip = {*exclude_ids, *(fact.id for fact in recalled)}
         added, total = self._index.added_since(since_seq, self._now(), added_limit)
         kept = [fact for fact in added if fact.id not in skip]
-        return render_recall_block(recalled, kept, max(0, total - len(added)))
+        return choose_recall(recalled, kept, max(0, total - len(added)))
+
+    def replayed_recall(self, events: Sequence[Mapping[str, Any]], epoch: int, budget: int) -> dict[int, str]:
+        """The recall text of each stored block to replay, rendered from the facts as they stand now.
+
+        See `host.memory.recall.replayed_recall`.
+        """
+        return replayed_recall(events, epoch, budget, self._index.fact)

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from host.memory.fold import Fact, Standing
 
-__all__ = ["MemorySection", "SectionLimits", "render_section", "render_recall_block", "fact_line", "MEMORY_RULES"]
+__all__ = [
+    "MemorySection",
+    "SectionLimits",
+    "render_section",
+    "render_recall_block",
+    "fact_line",
+    "MEMORY_RULES",
+    "MEMORY_RULES_WITHOUT_TOOLS",
+]
 
 MEMORY_RULES = (
     "You have a long-term memory kept by Hearth. The facts below come from it; treat them as true unless "
@@ -22,6 +30,13 @@ MEMORY_RULES = (
     "has changed (by its [id]); memory_forget removes one when the user asks; memory_recall searches. "
     "Facts recalled for a message arrive after it in a <memory-recall> block."
 )
+MEMORY_RULES_WITHOUT_TOOLS = (
+    "You have a long-term memory kept by Hearth. The facts below come from it; treat them as true unless "
+    "the user says otherwise. You cannot change this memory yourself and have no tools: if the user wants "
+    "something remembered or forgotten, tell them to type /remember followed by the fact, or /forget "
+    "followed by it. Facts recalled for a message arrive after it in a <memory-recall> block."
+)
+"""For a model offered no tools (the embedded one): the section describes only what it has."""
 
 _TIER_NAMES = {"profile": "profile", "note": "notes", "log": "log entries"}
 
@@ -85,7 +100,11 @@ def _records(count: int) -> str:
 
 
 def render_section(
-    standing: Standing, limits: SectionLimits = SectionLimits(), totals: Mapping[str, int] | None = None
+    standing: Standing,
+    limits: SectionLimits = SectionLimits(),
+    totals: Mapping[str, int] | None = None,
+    *,
+    tools: bool = True,
 ) -> MemorySection:
     """The memory section for the system prompt.
 
@@ -93,11 +112,12 @@ def render_section(
         standing: the standing facts and conflicts (all of them, or the newest of each tier).
         limits: the byte and line bounds of the whole section, footer included.
         totals: how many records stand per tier in all of memory, when `standing` is only the newest of them.
+        tools: whether the model is offered the memory tools (the rules and the footer name them only then).
 
     Returns:
         The section text, the ids shown, and the count of records left out (named in the footer).
     """
-    header = ["## Memory", MEMORY_RULES, ""]
+    header = ["## Memory", MEMORY_RULES if tools else MEMORY_RULES_WITHOUT_TOOLS, ""]
     used_bytes = sum(len(line.encode("utf-8")) + 1 for line in header) + 220  # room for the footer line
     used_lines = len(header) + 2
     body: list[str] = []
@@ -121,21 +141,21 @@ def render_section(
         footer = f"All {_records(total)} are shown." if total > 1 else "The one standing record is shown."
     else:
         detail = ", ".join(f"{n} {_TIER_NAMES.get(tier, tier)}" for tier, n in sorted(hidden.items()))
-        footer = (
-            f"{sum(hidden.values())} of {_records(total)} did not fit here ({detail}); "
-            "call memory_recall with a few words to find them."
+        footer = f"{sum(hidden.values())} of {_records(total)} did not fit here ({detail}); " + (
+            "call memory_recall with a few words to find them." if tools else "some may be recalled for a message."
         )
     text = "\n".join([*header, *body, *([""] if body else []), footer])
     return MemorySection(text, tuple(fact.id for fact in shown), sum(hidden.values()))
 
 
-def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_added: int) -> str | None:
+def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_added: int, cut: int = 0) -> str | None:
     """The per-turn block: facts recalled for the message and background additions since the freeze.
 
     Args:
         recalled: facts the search found for the latest message, best first.
         added: facts added in the background since the system prompt was frozen, newest first.
         more_added: how many further background additions were left out.
+        cut: how many facts were left out because the block reached its byte cap.
 
     Returns:
         The block's text (without its enclosing tags), or None when there is nothing to say.
@@ -148,5 +168,7 @@ def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_ad
         lines.append("Added to memory since the memory section above was written:")
         lines += ["- " + fact_line(fact) for fact in added]
         if more_added:
-            lines.append(f"({more_added} more were added; call memory_recall to find them.)")
+            lines.append(f"({more_added} more were added; they are not listed here.)")
+    if cut and lines:
+        lines.append(f"({cut} more matching facts did not fit in this block.)")
     return "\n".join(lines) if lines else None

@@ -33,7 +33,7 @@ from host.memory.values import (
     clean_text,
     parse_instant,
 )
-from host.memory.view_sync import ViewSync, render_current_view
+from host.memory.view_sync import ViewSync
 from host.memory.writes import MERGE_EVERY, MemoryWrites
 
 __all__ = ["MemoryStore", "MERGE_EVERY"]
@@ -68,21 +68,29 @@ class MemoryStore(MemoryWrites):
         self._lock = asyncio.Lock()
         self._events: list[MemoryEvent] = []
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
-        MemoryReads.__init__(self, ledger, MemoryIndex(self.memory_dir / "index.sqlite"))
-        self._view = ViewSync(
-            self.view_path,
-            self._index,
-            self.agent_id,
-            lambda: render_current_view(self, self._index, self.agent_id),
-            self._apply_view_edits,
-        )
-        if catch_up(self._ledger, self._index):
-            self._finish_erasures()
-        self._view.open()
-        self._events.clear()  # nobody is listening yet; a shell lists memory when it connects
+        try:
+            MemoryReads.__init__(self, ledger, MemoryIndex(self.memory_dir / "index.sqlite"))
+            self._view = ViewSync(self.view_path, self._index, self.agent_id, self, self._apply_view_edits, self._told)
+            if catch_up(self._ledger, self._index):
+                self._finish_erasures()
+            self._refresh_view()
+        except BaseException:
+            ledger.close()  # a memory that failed to open must not stay locked against the next attempt
+            raise
+        # Nobody is listening yet (a shell lists memory when it connects); a view kept aside is still told.
+        self._events = [event for event in self._events if event.kind == "set_aside"]
 
     def _refresh_view(self) -> None:
-        self._view.write()
+        try:
+            self._view.sync()
+        except OSError as exc:
+            # The records are durable already: a view that cannot be written now is written at the next change.
+            logger.warning("memory %s: MEMORY.md could not be written: %s", self.agent_id, exc)
+
+    def _told(self, kept_as: str, problem: str) -> None:
+        self._events.append(
+            MemoryEvent("set_aside", self.agent_id, "view", (), False, kept_as=kept_as, problem=problem)
+        )
 
     async def _flush_events(self) -> None:
         events, self._events = self._events, []
@@ -257,6 +265,6 @@ class MemoryStore(MemoryWrites):
             What each imported edit did (empty when the file is as the host last wrote it).
         """
         async with self._lock:
-            outcomes = self._view.import_edits()
+            outcomes = self._view.sync()
         await self._flush_events()
         return outcomes

@@ -180,7 +180,8 @@ def _recall_reply(hits: list[Fact], query: str) -> str:
     lines = [f"{len(hits)} record(s) matched {query!r}, best first:"]
     for number, fact in enumerate(hits, start=1):
         status = "" if fact.status == "live" else f" [{fact.status}]"
-        lines.append(f"{number}. {fact_line(fact)}{status}")
+        # The id and the source let the model say why it believes a thing (memory.explain gives the rest).
+        lines.append(f"{number}. {fact_line(fact)}{status} (from {fact.source}, {fact.observed_at[:10]})")
     return "\n".join(lines)
 
 

@@ -37,7 +37,8 @@ Clock = Callable[[], datetime]
 
 @dataclass(frozen=True, slots=True)
 class MemoryEvent:
-    """A change notice for the host: `changed` after every write, `proposed` for facts awaiting review."""
+    """A change notice for the host: `changed` after every write, `proposed` for facts awaiting review,
+    `set_aside` when a MEMORY.md that could not be imported was kept aside (`kept_as`, `problem`)."""
 
     kind: str
     agent_id: str
@@ -45,6 +46,8 @@ class MemoryEvent:
     record_ids: tuple[str, ...]
     epoch_bumped: bool
     facts: tuple[Fact, ...] = ()
+    kept_as: str | None = None
+    problem: str | None = None
 
 
 EventSink = Callable[[MemoryEvent], Awaitable[None] | None]

@@ -1,20 +1,38 @@
 """MEMORY.md: the people's view of an agent's memory, and how a person's edit of it becomes ledger events.
 
-The view is rendered from the projection after every change, deterministically. Each line ends with its
-record id (`^m-…`), so a diff against the last rendered text says what a person did: a new line without
-an id is a note (its tier from the section it sits in), a changed line is a correction (or, under
-Proposed, an edited review), a deleted line is a retraction (or, under Proposed, a rejection).
+The view is a pure rendering of the facts at one ledger position and instant, which its first and last
+lines state (`<!-- hearth-view seq=… at=… sha=… -->` … `<!-- hearth-view-end seq=… -->`), with a digest of
+the body. Each fact line ends with its record id (`^m-…`), so the difference between an edited file and
+the view it was edited from says what a person did: a new line without an id is a note (its tier from its
+section), a changed line a correction (under Proposed, an edited review), a deleted line a retraction
+(under Proposed, a rejection). `select_view` is the one choice of what a view shows, used both to render
+and to rebuild the view at a past position.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from host.memory.fold import Fact, Standing
+from host.memory.fold import TIER_RANK, Fact, Standing, classify, is_candidate
 
-__all__ = ["ViewLine", "ViewEdit", "render_view", "parse_view", "diff_view", "VIEW_LINES"]
+__all__ = [
+    "VIEW_LINES",
+    "ViewLine",
+    "ViewEdit",
+    "ViewPosition",
+    "ViewSelection",
+    "select_view",
+    "render_view",
+    "frame_view",
+    "read_frame",
+    "body_digest",
+    "parse_view",
+    "diff_view",
+]
 
 VIEW_LINES = 500
 """The newest facts of each tier (and proposals) shown; the rest stay in the ledger and the index, counted."""
@@ -36,6 +54,29 @@ _PREAMBLE = (
     "     add a line under a section to remember something, change a line's text to correct it, delete a\n"
     "     line to forget it (under Proposed: change to accept edited, delete to reject). Keep the ^m-… marks. -->"
 )
+
+
+_HEADER = re.compile(r"^<!-- hearth-view seq=(?P<seq>\d+) at=(?P<at>\S+) sha=(?P<sha>[0-9a-f]{16}) -->$")
+_FOOTER = re.compile(r"^<!-- hearth-view-end seq=(?P<seq>\d+) -->$")
+_HEADER_NOTE = "<!-- Keep this line and the last one: they say which state of memory this file shows. -->"
+
+
+@dataclass(frozen=True, slots=True)
+class ViewPosition:
+    """Where a rendered view stands: the ledger seq it shows, the instant of its standing facts, its digest."""
+
+    seq: int
+    at: str
+    sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSelection:
+    """What a view shows: standing facts (the newest of each tier), proposals, and per tier how many more."""
+
+    standing: Standing
+    proposed: tuple[Fact, ...]
+    hidden: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +105,73 @@ def _line(fact: Fact) -> str:
         text = f"Forget: {text}"
     prefix = f"`{fact.key}`: " if fact.key else ""
     return f"- {prefix}{text} ^{fact.id}"
+
+
+def select_view(
+    facts: Iterable[Fact],
+    instant: str,
+    limit: int = VIEW_LINES,
+    *,
+    totals: Mapping[str, int] | None = None,
+    waiting: int | None = None,
+) -> ViewSelection:
+    """What a view of these facts shows at `instant`: pure, so a past view is rebuilt exactly.
+
+    The newest `limit` standing facts of each tier, every candidate of the keys among the newest `limit`
+    keyed candidates (so a conflict is never hidden behind the window), and the newest `limit` proposals.
+
+    Args:
+        facts: every fact, or any superset of those the view can show (then pass `totals` and `waiting`).
+        instant: the valid-time instant of the standing facts.
+        limit: the most facts shown per tier, and proposals.
+        totals: how many facts may stand per tier in all of memory (default: counted from `facts`).
+        waiting: how many proposals wait in all of memory (default: counted from `facts`).
+    """
+    every = list(facts)
+    candidates = sorted((f for f in every if is_candidate(f, instant)), key=lambda f: -f.seq)
+    keys = {f.key for f in [f for f in candidates if f.key][:limit]}
+    chosen = {f.id: f for f in candidates if f.key in keys}
+    for tier in TIER_RANK:
+        chosen.update((f.id, f) for f in [f for f in candidates if f.tier == tier][:limit])
+    standing = classify(chosen.values(), instant)
+    proposals = sorted((f for f in every if f.status == "live" and f.trust == "proposed"), key=lambda f: -f.seq)
+    if totals is None:
+        totals = Counter(f.tier for f in candidates if f.tier in TIER_RANK)
+    if waiting is None:
+        waiting = len(proposals)
+    shown = Counter(f.tier for f in (*standing.current, *(f for c in standing.conflicts for f in c.facts)))
+    hidden = {tier: n - shown[tier] for tier, n in totals.items()} | {"proposed": waiting - len(proposals[:limit])}
+    return ViewSelection(standing, tuple(proposals[:limit]), hidden)
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def frame_view(body: str, seq: int, at: str) -> str:
+    """The file text: `body` between the header and footer that state its position and digest."""
+    header = f"<!-- hearth-view seq={seq} at={at} sha={_digest(body)} -->"
+    return f"{header}\n{_HEADER_NOTE}\n{body}<!-- hearth-view-end seq={seq} -->\n"
+
+
+def read_frame(text: str) -> tuple[ViewPosition, str] | None:
+    """The position a view file states and its body, or None when its header and footer do not match."""
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if len(lines) < 3:
+        return None
+    header, footer = _HEADER.match(lines[0].strip()), _FOOTER.match(lines[-1].strip())
+    if header is None or footer is None or header.group("seq") != footer.group("seq"):
+        return None
+    body_lines = lines[2:-1] if lines[1].strip() == _HEADER_NOTE else lines[1:-1]
+    body = "\n".join(body_lines) + "\n" if body_lines else ""
+    return ViewPosition(int(header.group("seq")), header.group("at"), header.group("sha")), body
+
+
+def body_digest(body: str) -> str:
+    """The digest a header states for `body`."""
+    return _digest(body)
 
 
 def render_view(title: str, standing: Standing, proposed: list[Fact], hidden: Mapping[str, int] | None = None) -> str:

@@ -2,7 +2,8 @@
 
 The host runs `watch_memory_views` in its task group for the life of the process. The host's own writes
 of MEMORY.md also wake the watcher; the store recognises them (the file equals what it last wrote) and
-does nothing. Edits made while the host was down are imported when a memory is opened.
+does nothing. Edits made while the host was down are imported when a memory is opened. A failure with one
+agent's file is logged and never ends the watch of the others.
 """
 
 from __future__ import annotations
@@ -63,3 +64,5 @@ async def watch_memory_views(
                 await hub.get(agent_id).import_view_edits()
             except MemoryStoreError as exc:
                 logger.warning("MEMORY.md of %s was not imported: %s", agent_id, exc.message)
+            except Exception:  # one agent's failure must never stop the watch of every other agent
+                logger.exception("MEMORY.md of %s could not be handled", agent_id)

@@ -26,6 +26,7 @@ from host.memory.gate import ensure_not_sensitive
 from host.memory.planner import NoteContext, plan_notes
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence, Record, content_signature, new_record_id
+from host.memory.stored_recall import scrub_stored_recall
 from host.memory.trust import correction_trust, decide_trust, is_suppressible
 from host.memory.values import MemoryEvent, NoteItem, WriteOutcome, check_item, check_key, clean_text
 from host.memory.view import ViewEdit
@@ -46,6 +47,7 @@ class MemoryWrites(MemoryReads):
     agent_id: str
     scope: str
     _events: list[MemoryEvent]
+    _index_stale = False  # an index update failed after an acknowledged append: rebuild before the next fold
 
     def _refresh_view(self) -> None:
         """Bring the people's view up to date after a commit (the store renders MEMORY.md)."""
@@ -56,6 +58,7 @@ class MemoryWrites(MemoryReads):
 
     def _finish_erasures(self) -> None:
         finish_erasures(self._ledger, self._index)
+        scrub_stored_recall(self.agent_dir / "transcript.jsonl")
         bump_epoch(self.agent_dir, "erase")
 
     def _draft(self, op: str, evidence: Evidence, **fields: Any) -> Record:
@@ -80,21 +83,31 @@ class MemoryWrites(MemoryReads):
         if not drafts:
             return []
         records = self._ledger.append(drafts)
+        # From here on the records are acknowledged: nothing below may turn the write into a failure.
         epoch_mark = bumped_from = self.epoch_mark
         proposed: list[Fact] = []
         try:
-            with self._index.transaction():
-                for record in records:
-                    effect = fold(record, self._index)
-                    self._index.apply(record, effect)
-                    epoch_mark = record.seq if effect.bumps_epoch else epoch_mark
-                    proposed += [f for f in effect.facts if f.seq == record.seq and f.trust == "proposed"]
-                set_checkpoint(self._ledger, self._index, epoch_mark)
-        except sqlite3.Error:
+            if self._index_stale:
+                self._rebuild()
+                self._index_stale = False
+            else:
+                with self._index.transaction():
+                    for record in records:
+                        effect = fold(record, self._index)
+                        self._index.apply(record, effect)
+                        epoch_mark = record.seq if effect.bumps_epoch else epoch_mark
+                        proposed += [f for f in effect.facts if f.seq == record.seq and f.trust == "proposed"]
+                    set_checkpoint(self._ledger, self._index, epoch_mark)
+            if len(records) >= MERGE_EVERY or records[0].seq // MERGE_EVERY != records[-1].seq // MERGE_EVERY:
+                self._index.merge_search_index()
+        except (sqlite3.Error, OSError):
             logger.exception("memory %s: the index update failed; rebuilding it from the ledger", self.agent_id)
-            self._rebuild()
-        if len(records) >= MERGE_EVERY or records[0].seq // MERGE_EVERY != records[-1].seq // MERGE_EVERY:
-            self._index.merge_search_index()
+            try:
+                self._rebuild()
+                self._index_stale = False
+            except (sqlite3.Error, OSError):
+                logger.exception("memory %s: the index is rebuilt at the next write", self.agent_id)
+                self._index_stale = True
         self._refresh_view()
         bumped = epoch_mark != bumped_from
         self._events.append(MemoryEvent("changed", self.agent_id, records[0].op, tuple(r.id for r in records), bumped))
@@ -302,6 +315,10 @@ class MemoryWrites(MemoryReads):
                     continue
                 fact = self._index.fact(edit.record_id or "")
                 if fact is None or fact.status != "live":
+                    if edit.kind == "change" and edit.section != "proposed":
+                        # The fact changed since the person's copy was rendered: their words still count.
+                        item = check_item(NoteItem(edit.text, key=edit.key, tier=edit.tier))
+                        outcomes += self._note_locked([item], human, False)
                     continue
                 proposed = fact.trust == "proposed"
                 if edit.kind == "change":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from host.prompt.identity import AgentIdentity, PromptSegment, RosterEntry, buil
 from host.store.atomic import write_bytes_atomic
 
 if TYPE_CHECKING:
+    from host.memory.recall import RecallBlock
     from host.memory.section import MemorySection
 
 __all__ = [
@@ -49,9 +50,11 @@ class MemorySource(Protocol):
     @property
     def last_seq(self) -> int: ...
 
-    def prompt_section(self, *, max_bytes: int, max_lines: int) -> MemorySection: ...
+    def prompt_section(self, *, max_bytes: int, max_lines: int, tools: bool = True) -> MemorySection: ...
 
-    def recall_block(self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = ()) -> str | None: ...
+    def recall_block(self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = ()) -> RecallBlock | None: ...
+
+    def replayed_recall(self, events: Sequence[Mapping[str, Any]], epoch: int, budget: int) -> dict[int, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +76,18 @@ class AssembledPrompt:
 
     system: str
     segments: tuple[PromptSegment, ...]
-    recall_block: str | None
+    recall: RecallBlock | None
     epoch: int
 
+    @property
+    def recall_block(self) -> str | None:
+        """The recall block's text as chosen for this turn."""
+        return self.recall.text if self.recall is not None else None
 
-def _inputs_digest(identity: AgentIdentity, roster: Sequence[RosterEntry], limits: tuple[int, int] | None) -> str:
+
+def _inputs_digest(
+    identity: AgentIdentity, roster: Sequence[RosterEntry], limits: tuple[int, int, bool] | None
+) -> str:
     value = [
         identity.agent_id,
         identity.name,
@@ -158,6 +168,7 @@ def assemble_prompt(
     *,
     max_bytes: int = 6000,
     max_lines: int = 60,
+    memory_tools: bool = True,
 ) -> AssembledPrompt:
     """Everything a turn needs from the prompt: call once per turn.
 
@@ -169,11 +180,12 @@ def assemble_prompt(
         latest_user_text: the message this turn answers; it drives the recall block.
         max_bytes: the memory section's byte bound.
         max_lines: the memory section's line bound.
+        memory_tools: whether the model is offered the memory tools (the section describes only what it has).
 
     Returns:
         The system prompt (frozen for the epoch), its segments, the recall block, and the epoch.
     """
-    limits = (max_bytes, max_lines) if memory is not None else None
+    limits = (max_bytes, max_lines, memory_tools) if memory is not None else None
     inputs = _inputs_digest(identity, roster, limits)
     mark = memory.epoch_mark if memory is not None else 0
     frozen = load_frozen(agent_dir)
@@ -184,7 +196,11 @@ def assemble_prompt(
             epoch, reason = frozen.epoch, frozen.reason
         else:
             epoch, reason = frozen.epoch + 1, "memory" if frozen.inputs == inputs else "identity or roster"
-        section = memory.prompt_section(max_bytes=max_bytes, max_lines=max_lines) if memory is not None else None
+        section = (
+            memory.prompt_section(max_bytes=max_bytes, max_lines=max_lines, tools=memory_tools)
+            if memory is not None
+            else None
+        )
         segments = build_system_prompt(identity, roster, section.text if section is not None else None)
         frozen = FrozenPrompt(
             epoch=epoch,

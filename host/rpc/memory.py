@@ -8,8 +8,10 @@ Ledger walks (history, verify) run in a worker thread so a long ledger does not 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
+from host.memory.explain import describe
 from host.memory.fold import FACT_FIELDS, Fact
 from host.memory.hub import MemoryHub
 from host.memory.records import RECORD_FIELDS, Evidence, Record
@@ -24,7 +26,10 @@ from protocol.models.memory import (
     MemoryCorrectResult,
     MemoryEraseParams,
     MemoryEraseResult,
+    MemoryEvidenceLine,
     MemoryEvidenceModel,
+    MemoryExplainParams,
+    MemoryExplainResult,
     MemoryHistoryParams,
     MemoryHistoryResult,
     MemoryListParams,
@@ -42,6 +47,7 @@ from protocol.models.memory import (
     MemorySearchResult,
     MemoryVerifyParams,
     MemoryVerifyResult,
+    MemoryViewSetAsideEvent,
     MemoryWriteResult,
 )
 
@@ -100,8 +106,14 @@ def _write_result(cls: type[MemoryWriteResult], outcome: WriteOutcome) -> Memory
     )
 
 
-def memory_notification(event: MemoryEvent) -> tuple[str, MemoryChangedEvent | MemoryProposedEvent]:
+def memory_notification(
+    event: MemoryEvent,
+) -> tuple[str, MemoryChangedEvent | MemoryProposedEvent | MemoryViewSetAsideEvent]:
     """The (method, params) of the notification a shell gets for a memory change notice."""
+    if event.kind == "set_aside":
+        return "memory.viewSetAside", MemoryViewSetAsideEvent(
+            agent_id=event.agent_id, kept_as=event.kept_as or "", problem=event.problem or ""
+        )
     if event.kind == "proposed":
         return "memory.proposed", MemoryProposedEvent(
             agent_id=event.agent_id, records=[fact_to_model(f) for f in event.facts]
@@ -116,12 +128,17 @@ def memory_notification(event: MemoryEvent) -> tuple[str, MemoryChangedEvent | M
     )
 
 
-def register_memory_methods(router: MethodTable, hub: MemoryHub) -> None:
+EvidenceLine = Callable[[str, int], MemoryEvidenceLine | None]
+"""`line(agent_id, seq)`: the transcript line a record's evidence points at, quoted."""
+
+
+def register_memory_methods(router: MethodTable, hub: MemoryHub, evidence_line: EvidenceLine | None = None) -> None:
     """Add every `memory.*` method to `router`, backed by `hub`.
 
     Args:
         router: the host's request router.
         hub: the host's memory hub.
+        evidence_line: quotes the transcript line a record rests on (for `memory.explain`).
     """
 
     async def list_memory(p: MemoryListParams) -> MemoryListResult:
@@ -181,7 +198,25 @@ def register_memory_methods(router: MethodTable, hub: MemoryHub) -> None:
         outcome = await hub.get(p.agent_id).erase(p.record_id, reason=p.reason, evidence=_HUMAN)
         return _write_result(MemoryEraseResult, outcome)
 
+    async def explain(p: MemoryExplainParams) -> MemoryExplainResult:
+        store = hub.get(p.agent_id)
+        # The ledger walk runs in a worker thread; the index is read on this one (its connection's thread).
+        story = store.explain(p.record_id, await asyncio.to_thread(store.history, p.record_id))
+        fact = story.fact
+        line = evidence_line(p.agent_id, fact.evidence_seq) if evidence_line and fact.evidence_seq else None
+        return MemoryExplainResult(
+            record=fact_to_model(fact),
+            evidence_line=line,
+            reviews=[record_to_model(r) for r in story.reviews],
+            replaced=fact_to_model(story.replaced) if story.replaced else None,
+            replaced_by=fact_to_model(story.replaced_by) if story.replaced_by else None,
+            removed_by=record_to_model(story.removed_by) if story.removed_by else None,
+            history=[record_to_model(r) for r in story.history],
+            summary=describe(story, line.text if line else None),
+        )
+
     router.add("memory.list", MemoryListParams, list_memory)
+    router.add("memory.explain", MemoryExplainParams, explain)
     router.add("memory.search", MemorySearchParams, search)
     router.add("memory.history", MemoryHistoryParams, history)
     router.add("memory.verify", MemoryVerifyParams, verify)

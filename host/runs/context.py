@@ -1,13 +1,15 @@
 """The model's view of a conversation, rebuilt from the transcript for every turn.
 
 Pure: events in, chat messages out. The latest `compact` summary stands in for everything before it.
-A turn's recall block (from its `context` event) is attached to the message that started that turn, so
-replaying the same transcript gives byte-identical messages. A tool call with no recorded result (the
-kernel died mid-call) gets a stated "did not complete" result, as providers require one per call.
+A turn's recall block (rendered from memory for its `context` event) is attached to the message that
+started that turn, so replaying the same transcript in one prompt epoch gives byte-identical messages.
+A tool call with no recorded result (the kernel died mid-call) gets a stated "did not complete" result,
+as providers require one per call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from protocol.models.kernel import ChatMessage
@@ -49,13 +51,18 @@ def _close_open_calls(messages: list[ChatMessage], open_calls: dict[str, str]) -
     open_calls.clear()
 
 
-def build_messages(system: list[ChatMessage], events: list[dict[str, Any]]) -> list[ChatMessage]:
+def build_messages(
+    system: list[ChatMessage], events: list[dict[str, Any]], recall: Mapping[int, str] | None = None
+) -> list[ChatMessage]:
     """Chat messages for the model: the system prefix, then the conversation since the last compaction.
 
     Args:
         system: the system messages (the frozen prefix first, with its cache breakpoint set).
         events: transcript events, oldest first (as stored: camelCase dicts).
+        recall: the recall text to attach, by the seq of its `context` event (rendered from memory; a
+            block's stored text, from earlier versions, is never replayed).
     """
+    recall = recall or {}
     messages = list(system)
     open_calls: dict[str, str] = {}
     for event in events:
@@ -75,8 +82,8 @@ def build_messages(system: list[ChatMessage], events: list[dict[str, Any]]) -> l
                     role="user", name=event["fromAgent"], content=wake_content(event)
                 )
             )
-        elif kind == "context" and event.get("recall"):
-            _attach_recall(messages, event["recall"])
+        elif kind == "context" and event.get("seq") in recall:
+            _attach_recall(messages, recall[event["seq"]])
         elif kind == "assistant":
             calls = [ToolCallInfo.model_validate(call) for call in event.get("toolCalls", [])]
             text = event.get("text", "")

@@ -1,9 +1,11 @@
 """Memory in a run: the model's memory tools, extraction after a turn, and change events for the shell.
 
 The host executes the memory tools (`tool.call` from the kernel) against the calling agent's own store,
-with the run's transcript seq and tool call id as evidence. After a completed turn worth it, one
-tool-less `summarize` call plans memory operations, applied in the background as the `extractor`; it
-never delays the next run and never races an explicit write, because each store has one writer.
+with the run's transcript seq and tool call id as evidence. After completed turns worth it (the
+agent's `extraction` setting: `auto`, `off` or every N turns), one `summarize` call plans memory operations,
+applied in the background as the `extractor`. It sends the turn's own prefix with the instruction last, so
+the provider's cache serves the prefix; one extraction per agent is pending at a time, covering every turn
+since the last. It never delays the next run and never races an explicit write (each store has one writer).
 Memory off means none of this: no tools, no prompt section, no extraction.
 """
 
@@ -11,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from pydantic import BaseModel
 
 from host.errors import NotFoundError
 from host.memory import (
@@ -29,12 +34,20 @@ from host.memory import (
 )
 from host.runs.provenance import run_provenance
 from host.runs.scheduler import Run, RunManager
-from host.runs.turns import Summarize, TurnPlanner
+from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
 from protocol.errors import JsonRpcError
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
+from protocol.models.memory import MemoryEvidenceLine, MemoryExtractedEvent
 
-__all__ = ["MemoryService", "run_exchange"]
+__all__ = ["MemoryService", "run_exchange", "exchange_since"]
+
+Notify = Callable[[str, BaseModel], Awaitable[None]]
+
+
+async def _ignore(method: str, params: BaseModel) -> None:
+    return None
+
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +69,22 @@ def run_exchange(events: list[dict[str, Any]], run_id: str) -> list[ExchangeItem
     return items if started else []
 
 
+def exchange_since(events: list[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
+    """Every line the extractor sees after transcript seq `since_seq`: messages, replies and tool results."""
+    items: list[ExchangeItem] = []
+    for event in events:
+        kind = event.get("type")
+        if event.get("seq", 0) <= since_seq:
+            continue
+        if kind in ("user", "wake"):
+            items.append(_item(event))
+        elif kind == "assistant" and event.get("text"):
+            items.append(ExchangeItem(event["seq"], "assistant", event["text"]))
+        elif kind == "tool":
+            items.append(ExchangeItem(event["seq"], "tool", event["content"], event["name"]))
+    return items
+
+
 def _item(event: dict[str, Any]) -> ExchangeItem:
     if event["type"] == "wake":
         return ExchangeItem(event["seq"], "peer", event["text"], event["fromAgent"])
@@ -71,6 +100,7 @@ class MemoryService:
         runs: the run manager (whose runs call memory tools).
         planner: gives each extraction call its model.
         summarize: the kernel's `summarize`.
+        notify: sends a notification to the shells (`memory.extracted` with the call's usage).
     """
 
     def __init__(
@@ -80,6 +110,7 @@ class MemoryService:
         runs: RunManager,
         planner: TurnPlanner,
         summarize: Summarize,
+        notify: Notify | None = None,
     ) -> None:
         self.hub = hub
         self._store = store
@@ -87,6 +118,11 @@ class MemoryService:
         self._planner = planner
         self._summarize = summarize
         self._tasks: asyncio.TaskGroup | None = None
+        self._notify: Notify = notify or _ignore
+        self._running: set[str] = set()  # agents with an extraction under way
+        self._again: set[str] = set()  # agents whose turns ended during it: one more extraction follows
+        self._through: dict[str, int] = {}  # the last transcript seq each agent's extraction covered
+        self._turns: dict[str, int] = {}  # completed turns since the last extraction
         self.definitions = [
             ToolSpec(name=name, description=description, input_schema=schema)
             for name, description, schema in memory_tool_definitions()
@@ -103,7 +139,8 @@ class MemoryService:
         return self.hub.get(agent.agent_id) if agent.settings.memory else None
 
     def tools(self, agent: Agent) -> list[ToolSpec]:
-        return list(self.definitions) if agent.settings.memory else []
+        """The memory tools for the agent's runs: none with memory off or for a model offered no tools."""
+        return list(self.definitions) if agent.settings.memory and offers_tools(agent.settings.model) else []
 
     async def call_tool(self, params: ToolCallParams, *, source: str = "agent") -> ToolCallResult:
         """The kernel's `tool.call` for a memory tool; `source` is `peer:<id>` in a run a peer's wake started.
@@ -126,36 +163,109 @@ class MemoryService:
         )
         return ToolCallResult(content=content, is_error=is_error)
 
+    def evidence_line(self, agent_id: str, seq: int, *, max_chars: int = 2000) -> MemoryEvidenceLine | None:
+        """The transcript line at `seq`, quoted (bounded) with who said it, or None when there is none."""
+        if not self._store.exists(agent_id):
+            return None
+        events, _ = self._store.transcript(agent_id).page(before_seq=seq + 1, limit=1)
+        event = events[0] if events and events[0].get("seq") == seq else None
+        if event is None or event.get("type") not in ("user", "wake", "assistant", "tool"):
+            return None
+        item = _item(event) if event["type"] in ("user", "wake") else None
+        if item is None:
+            role = "assistant" if event["type"] == "assistant" else "tool"
+            text = event.get("text", "") if role == "assistant" else event.get("content", "")
+            item = ExchangeItem(seq, role, text, event.get("name"))
+        text = item.text[:max_chars]
+        return MemoryEvidenceLine(
+            seq=seq, type=event["type"], speaker=item.source, text=text, truncated=len(item.text) > max_chars
+        )
+
     async def after_run(self, run: Run) -> None:
-        """Start extraction for a completed run when it is worth it (never waits for it)."""
+        """Start extraction for a completed run when the agent's setting and the turn call for it (never waits).
+
+        One extraction per agent is pending at a time; turns that end meanwhile are covered by the next one,
+        which reads every turn since the last extraction.
+        """
         if run.reason != "idle" or self._tasks is None or not self._store.exists(run.agent_id):
             return
         agent = self._store.get(run.agent_id)
+        mode = agent.settings.extraction
         # The embedded model is too small to follow the extraction instructions, and its one generation
         # lock would make the person's next turn wait behind the extraction.
-        if not agent.settings.memory or agent.settings.model.provider == "local":
+        if not agent.settings.memory or mode == "off" or not offers_tools(agent.settings.model):
             return
-        events = self._store.transcript(agent.agent_id).since_last_compact()
-        exchange = run_exchange(events, run.run_id)
-        user = " ".join(item.text for item in exchange if item.role in ("user", "peer"))
-        reply = " ".join(item.text for item in exchange if item.role == "assistant")
-        if exchange and worth_extracting(user, reply):
-            self._tasks.create_task(self._extract(agent, exchange))
+        exchange = run_exchange(self._store.transcript(agent.agent_id).since_last_compact(), run.run_id)
+        if not exchange:
+            return
+        agent_id = agent.agent_id
+        self._through.setdefault(agent_id, exchange[0].seq - 1)
+        self._turns[agent_id] = self._turns.get(agent_id, 0) + 1
+        if isinstance(mode, int) and self._turns[agent_id] < mode:
+            return
+        if agent_id in self._running:
+            self._again.add(agent_id)
+            return
+        self._running.add(agent_id)
+        self._tasks.create_task(self._extract_until_caught_up(agent_id))
 
-    async def _extract(self, agent: Agent, exchange: list[ExchangeItem]) -> None:
+    async def _extract_until_caught_up(self, agent_id: str) -> None:
         try:
-            store = self.hub.get(agent.agent_id)
+            while True:
+                self._again.discard(agent_id)
+                self._turns[agent_id] = 0
+                await self._extract(agent_id)
+                if agent_id not in self._again:
+                    return
+        finally:
+            self._running.discard(agent_id)
+
+    async def _extract(self, agent_id: str) -> None:
+        try:
+            if not self._store.exists(agent_id):
+                return
+            agent = self._store.get(agent_id)
+            since = self._through.get(agent_id, 0)
+            events = self._store.transcript(agent_id).since_last_compact()
+            exchange = exchange_since(events, since)
+            if not exchange:
+                return
+            self._through[agent_id] = max(item.seq for item in exchange)
+            user = " ".join(item.text for item in exchange if item.role in ("user", "peer"))
+            reply = " ".join(item.text for item in exchange if item.role == "assistant")
+            if not worth_extracting(user, reply):
+                return
+            store = self.hub.get(agent_id)
             # What stands now, bounded: the newest current facts and every side of their conflicts.
             standing, _ = store.recent_standing(50)
             facts = [*standing.current, *(fact for conflict in standing.conflicts for fact in conflict.facts)]
-            prompt = extraction_prompt(exchange, facts)
-            spec = self._planner.resolve_model(agent)
-            params = SummarizeParams(messages=[ChatMessage(role="user", content=prompt)], model=spec)
-            result = await self._summarize(params)
+            # The turn's own prefix (system prompt, history, tools) with the instruction last: the provider's
+            # cache serves everything before the instruction.
+            history, spec, tools = self._planner.replay(agent)
+            messages = [*history, ChatMessage(role="user", content=extraction_prompt(exchange, facts))]
+            result = await self._summarize(SummarizeParams(messages=messages, model=spec, tools=tools))
             ops = parse_extraction(result.text)
             outcomes = await apply_extraction(store, ops, Evidence("extractor", exchange[0].seq), exchange=exchange)
-            logger.info("memory extraction for %s: %d operation(s) applied", agent.agent_id, len(outcomes))
+            usage = result.usage
+            share = usage.cached_input_tokens / usage.input_tokens if usage.input_tokens else 0.0
+            logger.info(
+                "memory extraction for %s: %d operation(s) applied; %d input tokens, %.0f%% served from cache",
+                agent_id,
+                len(outcomes),
+                usage.input_tokens,
+                share * 100,
+            )
+            await self._notify(
+                "memory.extracted",
+                MemoryExtractedEvent(
+                    agent_id=agent_id,
+                    through_seq=self._through[agent_id],
+                    operations=len(outcomes),
+                    usage=usage,
+                    cached_share=round(share, 4),
+                ),
+            )
         except JsonRpcError as exc:
-            logger.warning("memory extraction for %s skipped: %s", agent.agent_id, exc.message)
+            logger.warning("memory extraction for %s skipped: %s", agent_id, exc.message)
         except Exception:  # a background task's top level: a failed extraction must not stop the host
-            logger.exception("memory extraction for %s failed", agent.agent_id)
+            logger.exception("memory extraction for %s failed", agent_id)

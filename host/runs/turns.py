@@ -12,8 +12,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from host.memory.recall import replay_budget
 from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
-from host.prompt.identity import AgentIdentity, roster_line
+from host.prompt.identity import AgentIdentity, RosterEntry, roster_line
 from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
 from host.runs.context import build_messages
 from host.runs.mcp_config import mcp_server_specs
@@ -36,13 +37,18 @@ from protocol.models.policy import SandboxPolicy
 from protocol.models.transcript import CompactEvent, ContextEvent
 from sandbox import rules_to_wire
 
-__all__ = ["TurnPlanner", "model_spec", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
+__all__ = ["TurnPlanner", "model_spec", "offers_tools", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
 
 Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
+
+
+def offers_tools(settings: ModelSettings) -> bool:
+    """Whether the model is offered tools: the embedded model is too small to call them, so it gets none."""
+    return settings.provider != "local"
 
 
 def model_spec(settings: ModelSettings, api_key: str | None) -> ModelSpec:
@@ -95,8 +101,9 @@ class TurnPlanner:
     async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
         """Build `turn.start` for `agent`'s run `run_id` from its settings, transcript and memory.
 
-        The prompt is assembled (frozen per epoch) and this turn's recall block is stored in a `context`
-        event before the messages are built, so a replay of the transcript gives the same bytes.
+        The prompt is assembled (frozen per epoch) and this turn's recall block is stored, by record id, in a
+        `context` event before the messages are built; every stored block is rendered from memory as it
+        stands, so a removed fact is in no later request, and within an epoch a replay gives the same bytes.
         """
         spec = self.resolve_model(agent)
         transcript = self._store.transcript(agent.agent_id)
@@ -104,23 +111,27 @@ class TurnPlanner:
         latest = next(
             (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
         )
-        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note(agent))
-        roster = [
-            (mate.agent_id, mate.name, roster_line(mate.settings.instructions))
-            for mate in self._store.list()
-            if mate.agent_id != agent.agent_id
-        ]
-        prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
-        transcript.append(
-            ContextEvent(run_id=run_id, epoch=prompt.epoch, recall=prompt.recall_block).model_dump(mode="json")
+        identity, roster = self._identity(agent)
+        tools = offers_tools(agent.settings.model)
+        prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
+        block = prompt.recall
+        context = ContextEvent(
+            run_id=run_id,
+            epoch=prompt.epoch,
+            recalled=list(block.recalled) if block else [],
+            added=list(block.added) if block else [],
+            more_added=block.more_added if block else 0,
+            cut=block.cut if block else 0,
         )
+        transcript.append(context.model_dump(mode="json"))
         system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
         events = transcript.since_last_compact()
-        messages = build_messages(system, events)
+        messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
         if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
-            prompt = assemble_prompt(agent.directory, identity, roster, memory, latest)
+            prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
             system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
-            messages = build_messages(system, transcript.since_last_compact())
+            events = transcript.since_last_compact()
+            messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
         return TurnStartParams(
             run_id=run_id,
             session=agent.agent_id,
@@ -131,6 +142,46 @@ class TurnPlanner:
             approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
             mcp_servers=mcp_server_specs(agent.settings, self._secrets),
         )
+
+    def replay(self, agent: Agent) -> tuple[list[ChatMessage], ModelSpec, ToolSet]:
+        """What a turn of `agent` would send now (system prompt, history, tools), without starting one.
+
+        Background extraction sends this with its instruction appended, so the provider's cache serves the
+        whole prefix a turn has just paid for. Nothing is stored.
+
+        Raises:
+            MissingApiKeyError: the model needs a key that is not stored.
+        """
+        spec = self.resolve_model(agent)
+        memory = self._memory(agent)
+        identity, roster = self._identity(agent)
+        tools = offers_tools(agent.settings.model)
+        prompt = assemble_prompt(agent.directory, identity, roster, memory, "", memory_tools=tools)
+        events = self._store.transcript(agent.agent_id).since_last_compact()
+        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+        return (
+            build_messages(system, events, self._recall(memory, events, prompt.epoch, spec)),
+            spec,
+            self._tools(agent),
+        )
+
+    def _identity(self, agent: Agent) -> tuple[AgentIdentity, list[RosterEntry]]:
+        identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note(agent))
+        roster = [
+            (mate.agent_id, mate.name, roster_line(mate.settings.instructions))
+            for mate in self._store.list()
+            if mate.agent_id != agent.agent_id
+        ]
+        return identity, roster
+
+    @staticmethod
+    def _recall(
+        memory: MemorySource | None, events: list[dict[str, Any]], epoch: int, spec: ModelSpec
+    ) -> dict[int, str]:
+        """The stored recall blocks to replay, rendered from memory now (none with memory off)."""
+        if memory is None:
+            return {}
+        return memory.replayed_recall(events, epoch, replay_budget(spec.context_window))
 
     def _tools(self, agent: Agent) -> ToolSet:
         info = self._kernel_info()

@@ -7,6 +7,8 @@ power cut. The one copy of this for the host: settings, secrets, prompt cache, M
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import tempfile
@@ -17,7 +19,16 @@ from typing import Any
 
 from host.errors import CorruptFileError
 
-__all__ = ["write_json_atomic", "write_bytes_atomic", "create_bytes_atomic", "read_json", "fsync_dir"]
+__all__ = [
+    "write_json_atomic",
+    "write_bytes_atomic",
+    "create_bytes_atomic",
+    "swap_bytes_atomic",
+    "read_json",
+    "fsync_dir",
+]
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def fsync_dir(directory: Path) -> None:
@@ -64,6 +75,54 @@ def create_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
             return False
     fsync_dir(path.parent)
     return True
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(first: str, second: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    renameat2 = getattr(_LIBC, "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(str(second)), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(second))
+
+
+def swap_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> bytes | None:
+    """Put `data` at `path` atomically and return exactly what it replaced (None: there was no file).
+
+    Where the system can swap two names atomically, nothing written to `path` by anyone else between a
+    caller's read and this write is lost: it comes back here. Elsewhere the old bytes are read just before
+    the rename, which leaves a small window.
+    """
+    with _staged(path, data, mode) as tmp_name:
+        while True:
+            try:
+                swapped = _exchange(tmp_name, path)
+            except FileNotFoundError:
+                try:
+                    os.link(tmp_name, path)
+                except FileExistsError:
+                    continue  # created meanwhile: swap with it
+                fsync_dir(path.parent)
+                return None
+            if swapped:
+                old = Path(tmp_name).read_bytes()
+                fsync_dir(path.parent)
+                return old
+            try:
+                old_bytes: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                old_bytes = None
+            os.replace(tmp_name, path)
+            fsync_dir(path.parent)
+            return old_bytes
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -71,12 +71,17 @@ class ModelSettings(WireModel):
     rules: list[ScriptRule] = Field(default_factory=list)
 
 
+Extraction = Literal["auto", "off"] | Annotated[int, Field(ge=1, le=1000)]
+"""Background memory extraction: `auto` after each turn worth it, `off`, or at most once every N turns."""
+
+
 class AgentSettings(WireModel):
     model: ModelSettings = Field(default_factory=ModelSettings)
     instructions: str = ""
     memory: bool = True
     tool_permission: ToolPermission = "ask"
     network: bool = False
+    extraction: Extraction = "auto"
     mcp_servers: list[McpServerSettings] = Field(default_factory=list)
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
@@ -90,6 +95,7 @@ class AgentSettingsPatch(Params):
     memory: bool | None = None
     tool_permission: ToolPermission | None = None
     network: bool | None = None
+    extraction: Extraction | None = None
     mcp_servers: list[McpServerSettings] | None = Field(default=None, description="Replaces the whole list.")
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)

@@ -122,9 +122,13 @@ class TurnCancelResult(WireModel):
 
 
 class SummarizeParams(Params):
+    """One model call for text only. `tools`, when given, are listed exactly as a turn lists them (so the
+    provider's cache serves the same prefix) but none of them runs."""
+
     messages: list[ChatMessage]
     model: ModelSpec
     max_output_tokens: int | None = Field(default=None, ge=1)
+    tools: ToolSet | None = None
 
 
 class SummarizeResult(WireModel):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from protocol.ids import AGENT_ID_PATTERN, KEY_PATTERN, RECORD_ID_PATTERN
 from protocol.models.base import Params, WireModel
+from protocol.models.transcript import UsageInfo
 
 __all__ = [
     "MemoryView",
@@ -40,8 +41,13 @@ __all__ = [
     "MemoryReviewResult",
     "MemoryEraseParams",
     "MemoryEraseResult",
+    "MemoryExplainParams",
+    "MemoryEvidenceLine",
+    "MemoryExplainResult",
     "MemoryChangedEvent",
     "MemoryProposedEvent",
+    "MemoryViewSetAsideEvent",
+    "MemoryExtractedEvent",
     "MEMORY_METHODS",
     "MEMORY_EVENTS",
 ]
@@ -251,6 +257,36 @@ class MemoryEraseResult(MemoryWriteResult):
     pass
 
 
+class MemoryExplainParams(Params):
+    agent_id: AgentId
+    record_id: RecordId
+
+
+class MemoryEvidenceLine(WireModel):
+    """The transcript line a record's evidence points at, quoted (bounded) as the person or model said it."""
+
+    seq: int
+    type: str
+    speaker: str
+    text: str
+    truncated: bool = False
+
+
+class MemoryExplainResult(WireModel):
+    """Why memory holds a belief: the fact as it stands (source, trust, evidence, valid time), the line it
+    rests on, who reviewed it, what it replaced and what replaced it, what removed it, its whole history,
+    and a summary in words."""
+
+    record: MemoryRecordModel
+    evidence_line: MemoryEvidenceLine | None = None
+    reviews: list[MemoryRecordModel] = Field(default_factory=list)
+    replaced: MemoryRecordModel | None = None
+    replaced_by: MemoryRecordModel | None = None
+    removed_by: MemoryRecordModel | None = None
+    history: list[MemoryRecordModel] = Field(default_factory=list)
+    summary: str
+
+
 class MemoryChangedEvent(WireModel):
     """An agent's memory changed; `epochBumped` says the next turn's system prompt is rebuilt."""
 
@@ -267,11 +303,32 @@ class MemoryProposedEvent(WireModel):
     records: list[MemoryRecordModel]
 
 
+class MemoryViewSetAsideEvent(WireModel):
+    """An agent's MEMORY.md could not be imported (empty, cut short, garbled, binary, or not a view): nothing
+    was taken from it, it is kept as `keptAs` in the agent's memory folder, and the view was written again."""
+
+    agent_id: str
+    kept_as: str
+    problem: str
+
+
+class MemoryExtractedEvent(WireModel):
+    """A background extraction ran over an agent's turns through transcript seq `throughSeq`: how many
+    operations it applied and what the call cost, with the share of its input the provider's cache served."""
+
+    agent_id: str
+    through_seq: int
+    operations: int
+    usage: UsageInfo
+    cached_share: float = Field(ge=0, le=1)
+
+
 MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "memory.list": (MemoryListParams, MemoryListResult),
     "memory.search": (MemorySearchParams, MemorySearchResult),
     "memory.history": (MemoryHistoryParams, MemoryHistoryResult),
     "memory.verify": (MemoryVerifyParams, MemoryVerifyResult),
+    "memory.explain": (MemoryExplainParams, MemoryExplainResult),
     "memory.note": (MemoryNoteParams, MemoryNoteResult),
     "memory.correct": (MemoryCorrectParams, MemoryCorrectResult),
     "memory.retract": (MemoryRetractParams, MemoryRetractResult),
@@ -282,4 +339,6 @@ MEMORY_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
 MEMORY_EVENTS: dict[str, type[BaseModel]] = {
     "memory.changed": MemoryChangedEvent,
     "memory.proposed": MemoryProposedEvent,
+    "memory.viewSetAside": MemoryViewSetAsideEvent,
+    "memory.extracted": MemoryExtractedEvent,
 }

@@ -69,11 +69,19 @@ class WakeEvent(_Event):
 
 
 class ContextEvent(_Event):
-    """What a run saw beyond the cached prefix: the prompt epoch and the per-turn recall block."""
+    """What a run saw beyond the cached prefix: the prompt epoch and the per-turn recall block by record id.
+
+    The block's text is not stored: it is rendered from memory whenever the turn is replayed, so a removed
+    fact leaves it. `recall` is the text that earlier versions stored; it is never replayed.
+    """
 
     type: Literal["context"] = "context"
     run_id: str
     epoch: int = 0
+    recalled: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)
+    more_added: int = 0
+    cut: int = 0
     recall: str | None = None
 
 

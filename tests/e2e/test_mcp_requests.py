@@ -155,7 +155,7 @@ def test_a_fact_from_an_mcp_result_is_only_proposed_whatever_the_extractor_claim
     )
 
     def extract(recorded: Recorded) -> str:
-        prompt = "\n".join(m["content"] for m in recorded.body["messages"])
+        prompt = "\n".join(m.get("content") or "" for m in recorded.body["messages"])
         found = re.search(r"\[seq (\d+) · tool:mcp__notes__list\]", prompt)
         assert found is not None, prompt
         op = {

@@ -11,7 +11,7 @@ SYSTEM = [ChatMessage(role="system", content="You are A.", cache_breakpoint=True
 def test_a_conversation_maps_to_messages_in_order_with_tool_results_paired() -> None:
     events = [
         {"type": "user", "seq": 1, "text": "find it"},
-        {"type": "context", "seq": 2, "runId": "r1", "epoch": 3, "recall": "fact: it is in notes"},
+        {"type": "context", "seq": 2, "runId": "r1", "epoch": 3, "recalled": ["m-000000000001"]},
         {
             "type": "assistant",
             "seq": 3,
@@ -23,11 +23,26 @@ def test_a_conversation_maps_to_messages_in_order_with_tool_results_paired() -> 
         {"type": "assistant", "seq": 5, "runId": "r1", "text": "Found it."},
         {"type": "ended", "seq": 6, "runId": "r1", "reason": "idle"},
     ]
-    messages = build_messages(SYSTEM, events)
+    messages = build_messages(SYSTEM, events, {2: "fact: it is in notes"})
     assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
     assert messages[1].content == "find it\n\n<memory-recall>\nfact: it is in notes\n</memory-recall>"
     assert messages[3].tool_call_id == "c1"
-    assert build_messages(SYSTEM, events) == messages
+    assert build_messages(SYSTEM, events, {2: "fact: it is in notes"}) == messages
+
+
+def test_a_recall_block_is_attached_only_as_rendered_now_and_stored_text_is_never_replayed() -> None:
+    """Issue 11: recall text stored by earlier versions may name a removed fact; it is not replayed."""
+    events = [
+        {"type": "user", "seq": 1, "text": "first"},
+        {"type": "context", "seq": 2, "runId": "r1", "epoch": 1, "recall": "User's cat is Miso"},
+        {"type": "assistant", "seq": 3, "runId": "r1", "text": "ok"},
+        {"type": "user", "seq": 4, "text": "second"},
+        {"type": "context", "seq": 5, "runId": "r2", "epoch": 1, "recalled": ["m-000000000002"]},
+    ]
+    messages = build_messages(SYSTEM, events, {5: "User likes tea"})
+    assert messages[1].content == "first"
+    assert messages[3].content == "second\n\n<memory-recall>\nUser likes tea\n</memory-recall>"
+    assert "Miso" not in "".join(m.content for m in messages)
 
 
 def test_a_tool_call_without_a_result_gets_a_did_not_complete_result() -> None:
