@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from protocol.errors import CONFLICT, INVALID_PARAMS, JsonRpcError
+from tests.support.background_host import wait_until_stopped
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 ERASED = "The user's childhood nickname was Pippin."
@@ -24,9 +25,13 @@ RULES = [{"match": ".*", "reply": "ok"}]
 
 
 def _hearth(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """Run a `hearth` command, then wait for the background host it started to stop (it holds the lock)."""
+    done = subprocess.run(
         [sys.executable, "-m", "hearth", *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120
     )
+    if "--data-dir" in args:
+        wait_until_stopped(Path(args[args.index("--data-dir") + 1]))
+    return done
 
 
 def _members(archive: Path) -> dict[str, bytes]:
