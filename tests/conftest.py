@@ -1,7 +1,10 @@
-"""Suite-wide settings: a host that a client starts stops as soon as its last client leaves.
+"""Suite-wide settings.
 
-`hearth` commands start a background host when none runs; in the tests it should not outlive the test
-that started it by the person-facing grace period.
+A host that a client starts stops as soon as its last client leaves: `hearth` commands start a background
+host when none runs; in the tests it should not outlive the test that started it by the person-facing grace
+period. Semantic recall is off unless a test turns it on (`tests/host/memory/test_ranking.py`,
+`test_vectors.py`, the recall e2e test): its vectors arrive from a background thread, so word-level
+assertions elsewhere would depend on timing, and the hosts the tests start inherit the setting.
 """
 
 from __future__ import annotations
@@ -9,6 +12,10 @@ from __future__ import annotations
 import os
 
 import pytest
+
+from host.memory.embedder import SWITCH
+
+os.environ.setdefault(SWITCH, "off")
 
 
 def pytest_configure(config: pytest.Config) -> None:

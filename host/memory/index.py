@@ -10,26 +10,26 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from host.memory.embedder import Embedder, default_embedder
+from host.memory.episodes import EpisodeContexts, episode_of
 from host.memory.fold import FACT_FIELDS, TIER_RANK, Effect, Fact, valid_at
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
+from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
 
-__all__ = ["MemoryIndex", "SCHEMA_VERSION", "CONTEXT_WEIGHT", "NEIGHBOURS", "contexts"]
+__all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
-CONTEXT_WEIGHT = 0.3
-"""BM25 weight of a log entry's neighbours against its own words (1.0)."""
-NEIGHBOURS = 2
-"""Log entries on each side whose words a log entry is also indexed with."""
+DEFAULT_EMBEDDER = "default"
+"""`MemoryIndex(embedder=...)` default: the process-wide embedder (`default_embedder()`)."""
 
 _FACT_COLUMNS = FACT_FIELDS
 
@@ -46,8 +46,10 @@ CREATE INDEX IF NOT EXISTS facts_keyed ON facts(status, trust, seq) WHERE key IS
 CREATE INDEX IF NOT EXISTS facts_sig ON facts(sig);
 CREATE INDEX IF NOT EXISTS facts_key ON facts(key);
 CREATE INDEX IF NOT EXISTS facts_episode ON facts(episode, seq) WHERE episode IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_valid ON facts(valid_from) WHERE status = 'live' AND trust = 'confirmed';
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_TOKENIZER}');
+{VECTOR_SCHEMA}
 """
 
 _VALID = "(valid_from IS NULL OR valid_from <= :t) AND (valid_until IS NULL OR :t < valid_until)"
@@ -60,41 +62,23 @@ def _row_to_fact(row: Sequence[Any]) -> Fact:
     return Fact(**values)
 
 
-def _episode(fact: Fact) -> str | None:
-    """Log entries of one day form an episode: a log entry is read with its neighbours in it."""
-    return "log:" + (fact.valid_from or "")[:10] if fact.tier == "log" else None
-
-
 def _fact_to_row(fact: Fact) -> tuple[Any, ...]:
     values = [getattr(fact, name) for name in _FACT_COLUMNS]
     values[_FACT_COLUMNS.index("conflicts_with")] = ",".join(fact.conflicts_with) or None
-    return (*values, TIER_RANK.get(fact.tier, 9), _episode(fact))
-
-
-def contexts(episode: Sequence[Fact]) -> dict[int, str]:
-    """The context text of every log entry of one episode (in seq order) that has text.
-
-    A log entry's context is the text of the nearest NEIGHBOURS standing entries on each side of it.
-    """
-    standing = [fact for fact in episode if fact.status == "live" and fact.trust == "confirmed" and fact.text]
-    seqs = [fact.seq for fact in standing]
-    out: dict[int, str] = {}
-    for fact in episode:
-        if fact.text is None:
-            continue
-        at = bisect_left(seqs, fact.seq)
-        after = at + 1 if at < len(seqs) and seqs[at] == fact.seq else at
-        near = standing[max(0, at - NEIGHBOURS) : at] + standing[after : after + NEIGHBOURS]
-        out[fact.seq] = " ".join(index_body(f.text or "") for f in near)
-    return out
+    return (*values, TIER_RANK.get(fact.tier, 9), episode_of(fact))
 
 
 class MemoryIndex:
     """One connection to one agent's index. Callers serialise writes (the store's lock)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, embedder: Embedder | str | None = DEFAULT_EMBEDDER) -> None:
+        """Open (or create) the index at `path`; `embedder` None means full-text recall only."""
         self.path = path
         self._db = self._connect()
+        self._episodes = EpisodeContexts(self._db, self._facts)
+        chosen = default_embedder() if isinstance(embedder, str) else embedder
+        self.vectors = FactVectors(self._db, chosen, worker_for(chosen) if chosen is not None else None)
+        self.vectors.backfill()
 
     def _connect(self) -> sqlite3.Connection:
         for attempt in (1, 2):
@@ -121,6 +105,7 @@ class MemoryIndex:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
+        self.vectors.close()
         self._db.close()
 
     @contextmanager
@@ -146,7 +131,8 @@ class MemoryIndex:
             self._db.execute("DELETE FROM facts")
             self._db.execute("DELETE FROM tombstones")
             self._db.execute("DELETE FROM fts")
-            self._db.execute("DELETE FROM meta WHERE k != 'schema'")
+            self.vectors.forget_all()
+            self._db.execute("DELETE FROM meta WHERE k NOT IN ('schema', 'vector_model')")
 
     def fact(self, record_id: str) -> Fact | None:
         row = self._db.execute(f"SELECT {', '.join(_FACT_COLUMNS)} FROM facts WHERE id = ?", (record_id,)).fetchone()
@@ -165,56 +151,18 @@ class MemoryIndex:
             row = self._db.execute("SELECT seq FROM facts WHERE id = ?", (rid,)).fetchone()
             if row is not None:
                 self._db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+                self._db.execute("DELETE FROM vectors WHERE seq = ?", (row[0],))
         for fact in effect.facts:
             if fact.tier == "log":
-                self._refresh_context_around(fact)
-
-    def _side(self, episode: str, seq: int, before: bool) -> list[Fact]:
-        """Facts of the episode next to `seq` on one side, nearest first, until 2 x NEIGHBOURS standing ones."""
-        order, compare = ("DESC", "<") if before else ("ASC", ">")
-        rows = self._facts(f"episode = ? AND seq {compare} ?", (episode, seq), f"ORDER BY seq {order} LIMIT 200")
-        side: list[Fact] = []
-        standing = 0
-        for fact in rows:
-            side.append(fact)
-            standing += fact.status == "live" and fact.trust == "confirmed" and fact.text is not None
-            if standing == 2 * NEIGHBOURS:
-                break
-        return side
-
-    def _refresh_context_around(self, changed: Fact) -> None:
-        """Recompute the context of the log entries whose neighbourhood includes `changed`."""
-        episode = _episode(changed)
-        if episode is None:
-            return
-        before, after = self._side(episode, changed.seq, True), self._side(episode, changed.seq, False)
-        text = contexts([*reversed(before), changed, *after])
-        near = [changed]
-        for side in (before, after):
-            between = 0
-            for fact in side:
-                if between >= NEIGHBOURS:
-                    break
-                near.append(fact)
-                between += fact.status == "live" and fact.trust == "confirmed" and fact.text is not None
-        for fact in near:
-            if fact.seq in text:
-                self._db.execute("UPDATE fts SET context = ? WHERE rowid = ?", (text[fact.seq], fact.seq))
+                self._episodes.refresh_around(fact)
 
     def fill_contexts(self, facts: Iterable[Fact]) -> None:
         """Set the context of every log entry from scratch (after a rebuild)."""
-        episodes: dict[str, list[Fact]] = {}
-        for fact in facts:
-            episode = _episode(fact)
-            if episode is not None:
-                episodes.setdefault(episode, []).append(fact)
-        for members in episodes.values():
-            members.sort(key=lambda fact: fact.seq)
-            rows = [(text, seq) for seq, text in contexts(members).items()]
-            self._db.executemany("UPDATE fts SET context = ? WHERE rowid = ?", rows)
+        self._episodes.fill(facts)
 
     def put_facts(self, facts: Iterable[Fact], *, new_seq: int | None = None) -> None:
         """Insert or replace facts; a fact is new to the search index when its seq is `new_seq` (or always)."""
+        facts = list(facts)
         marks = ", ".join("?" * (len(_FACT_COLUMNS) + 2))
         for fact in facts:
             self._db.execute(
@@ -226,6 +174,7 @@ class MemoryIndex:
                     "INSERT INTO fts(rowid, body, context) VALUES (?, ?, '')",
                     (fact.seq, index_body(fact.text, fact.key)),
                 )
+        self.vectors.track(facts)
 
     def put_tombstones(self, tombstones: dict[str, str]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO tombstones VALUES (?, ?)", tombstones.items())
@@ -336,15 +285,17 @@ class MemoryIndex:
         instant: str | None,
         newest_first: bool = False,
         exclude_ids: Sequence[str] = (),
+        context_weight: float = 0.3,
     ) -> list[tuple[Fact, float]]:
         """Confirmed facts matching an FTS5 expression with their BM25 score (lower is better), best first.
 
         The full-text index ranks first and only its best rows are looked up among the facts, widening the
         window when too many of them are filtered out. With `newest_first` the newest matches come newest
         first, unscored (0.0): BM25 reads every match of each word to weigh it, which this mode avoids.
+        `context_weight` is the BM25 weight of a log entry's neighbours' words against its own (1.0).
         """
         order = "rowid DESC" if newest_first else "score"
-        score = "0.0" if newest_first else f"bm25(fts, 1.0, {CONTEXT_WEIGHT})"
+        score = "0.0" if newest_first else f"bm25(fts, 1.0, {float(context_weight)})"
         skip = ""
         if exclude_ids:
             skip = f"AND rowid NOT IN (SELECT seq FROM facts WHERE id IN ({', '.join('?' * len(exclude_ids))}))"
@@ -370,3 +321,18 @@ class MemoryIndex:
         if not seqs:
             return []
         return self._facts(f"seq IN ({', '.join('?' * len(seqs))})", list(seqs))
+
+    def facts_by_seq(self, seqs: Sequence[int]) -> list[Fact]:
+        """The facts with these seqs (any status), in no particular order."""
+        found: list[Fact] = []
+        for start in range(0, len(seqs), 500):
+            found += self._facts_by_seq(seqs[start : start + 500])
+        return found
+
+    def valid_in(self, start: str, end: str, limit: int = 5000) -> list[int]:
+        """The seqs of standing facts whose valid time begins in [start, end), newest first, at most `limit`."""
+        sql = (
+            "SELECT seq FROM facts WHERE status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
+            f"AND valid_from >= ? AND valid_from < ? ORDER BY valid_from DESC LIMIT {int(limit)}"
+        )
+        return [row[0] for row in self._db.execute(sql, (start, end))]

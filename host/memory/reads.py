@@ -12,12 +12,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from host.memory.embedder import QUERY_VECTORS, Vectors
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
 from host.memory.explain import Explanation, explain
 from host.memory.fold import TIER_RANK, Conflict, Fact, Standing, classify, replay, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger, VerifyReport
-from host.memory.query import match_expression, query_terms
+from host.memory.query import query_terms
+from host.memory.ranking import (
+    COMMON_ONLY_WINDOW,
+    COMMON_TERM_FACTS,
+    DEFAULT_RANKING,
+    Ranking,
+    Signals,
+    gather_signals,
+    rank_facts,
+)
 from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
 from host.memory.section import MemorySection, SectionLimits, render_section
@@ -28,10 +38,10 @@ __all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", 
 
 VIEWS = ("current", "conflicts", "proposed", "all", "retracted")
 
-COMMON_TERM_FACTS = 300
-"""A query word held by more facts than this is left out of ranking while rarer words remain (bounded cost)."""
-COMMON_ONLY_WINDOW = 4
-"""When every query word is common, `limit` x this many newest matches are ranked (by words shared)."""
+FRESH_BACKLOG = 4
+"""A recall waits for the vectors of at most this many facts noted just before it (read your own writes)."""
+FRESH_WAIT = 2.0
+"""Seconds a recall waits for them at most (then it runs with the vectors it has)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,52 +133,69 @@ class MemoryReads:
         include_retracted: bool = False,
         as_of: str | None = None,
         exclude_ids: Sequence[str] = (),
+        ranking: Ranking = DEFAULT_RANKING,
     ) -> list[SearchHit]:
-        """BM25 recall over confirmed facts: the path `memory_recall` and `memory.search` share.
+        """Recall over confirmed facts by words, meaning and named time: the path `memory_recall` and
+        `memory.search` share (`host/memory/ranking.py` ranks).
 
         Args:
-            query: free text; its content words are OR-joined.
+            query: free text.
             limit: the most hits to return.
-            include_retracted: also search retracted and replaced facts (they are labelled by status).
+            include_retracted: also search retracted and replaced facts by their words (labelled by status).
             as_of: only facts valid at this instant.
             exclude_ids: facts not to return (those the prompt already shows).
+            ranking: the signals' weights (benchmarks switch them off one at a time).
         """
-        terms = query_terms(query)
-        if not terms or limit <= 0:
-            return []
-        frequencies = self._index.document_frequencies(terms, COMMON_TERM_FACTS)
-        # Words held by very many facts add little to BM25 but cost a scan of all of them: leave them out
-        # while rarer words remain; when none remain, rank only the newest facts holding the common ones.
-        rare = [term for term, count in zip(terms, frequencies, strict=True) if 0 < count <= COMMON_TERM_FACTS]
-        common = [term for term, count in zip(terms, frequencies, strict=True) if count > COMMON_TERM_FACTS]
-        expression = match_expression(rare or common)
-        if expression is None:
-            return []
         statuses = ("live", "retracted", "superseded") if include_retracted else ("live",)
         instant = parse_instant(as_of, "asOf")
-        found = self._index.search(
-            expression,
-            limit=limit + 2 if rare else limit * COMMON_ONLY_WINDOW,
+        found = rank_facts(
+            self._index,
+            query,
+            limit=limit,
             statuses=statuses,
             instant=instant,
-            newest_first=not rare,
             exclude_ids=exclude_ids,
+            now=self._clock(),
+            vector=self._query_vector(query, ranking),
+            ranking=ranking,
         )
-        if not rare:
-            # The newest facts holding common words, those that share the most words with the query first.
-            wanted = set(terms)
-            shared = {fact.id: len(wanted.intersection(query_terms(fact.text or ""))) for fact, _ in found}
-            found = sorted(found, key=lambda hit: -shared[hit[0].id])
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
-        for fact, score in found:
-            if fact.sig in seen:
-                continue
-            seen.add(fact.sig or fact.id)
-            hits.append(SearchHit(fact, -score if rare else 0.0))
-            if len(hits) == limit:
-                break
-        return hits
+        return [SearchHit(fact, score) for fact, score in found]
+
+    def _query_vector(self, query: str, ranking: Ranking) -> Vectors | None:
+        embedder = self._index.vectors.embedder
+        if embedder is None or not query_terms(query) or not self._index.vectors.count():
+            return None
+        if ranking.dense_weight <= 0 and ranking.time_weight <= 0:
+            return None
+        return QUERY_VECTORS.get(embedder, query)
+
+    def recall_signals(self, query: str, *, ranking: Ranking = DEFAULT_RANKING) -> Signals | None:
+        """Each signal's ranked facts for `query` before fusion (benchmarks fuse them under many weights)."""
+        vector = self._query_vector(query, ranking)
+        return gather_signals(
+            self._index,
+            query,
+            depth=ranking.depth,
+            statuses=("live",),
+            instant=None,
+            exclude_ids=(),
+            now=self._clock(),
+            vector=vector,
+            ranking=ranking,
+        )
+
+    def wait_embedded(self, timeout: float) -> bool:
+        """Block until every standing fact's vector is written (benchmarks, tests); False if `timeout` passed."""
+        return self._index.vectors.wait_embedded(timeout)
+
+    async def prepare_recall(self, query: str) -> None:
+        """Get `query`'s vector ready off the event loop, after a few just-noted facts' vectors (see `settle`)."""
+        vectors = self._index.vectors
+        if vectors.embedder is None or not query_terms(query):
+            return
+        await vectors.settle(FRESH_BACKLOG, FRESH_WAIT)
+        if vectors.count():
+            await QUERY_VECTORS.prepare(vectors.embedder, query)
 
     def history(
         self, record_id: str | None = None, *, limit: int | None = None, before_seq: int | None = None

@@ -204,6 +204,7 @@ async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evide
     limit = arguments.get("limit", 8)
     if not isinstance(limit, int) or not 1 <= limit <= 50:
         raise ValueError("`limit` must be an integer from 1 to 50")
+    await store.prepare_recall(query)
     hits = store.search(query, limit=limit, include_retracted=arguments.get("includeRetracted") is True)
     return _recall_reply([hit.fact for hit in hits], query)
 

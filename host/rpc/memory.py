@@ -149,7 +149,9 @@ def register_memory_methods(router: MethodTable, hub: MemoryHub, evidence_line: 
         return MemoryListResult(view=p.view, records=[fact_to_model(f) for f in listing.facts], conflicts=conflicts)
 
     async def search(p: MemorySearchParams) -> MemorySearchResult:
-        hits = hub.get(p.agent_id).search(p.query, limit=p.limit, include_retracted=p.include_retracted, as_of=p.as_of)
+        store = hub.get(p.agent_id)
+        await store.prepare_recall(p.query)
+        hits = store.search(p.query, limit=p.limit, include_retracted=p.include_retracted, as_of=p.as_of)
         return MemorySearchResult(hits=[MemorySearchHit(record=fact_to_model(h.fact), score=h.score) for h in hits])
 
     async def history(p: MemoryHistoryParams) -> MemoryHistoryResult:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from host.memory.reads import MemoryReads
 from host.memory.recall import replay_budget
 from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
 from host.prompt.identity import AgentIdentity, RosterEntry, roster_line
@@ -112,6 +113,8 @@ class TurnPlanner:
             (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
         )
         identity, roster = self._identity(agent)
+        if isinstance(memory, MemoryReads):
+            await memory.prepare_recall(latest)  # the recall block's query is embedded off the event loop
         tools = offers_tools(agent.settings.model)
         prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
         block = prompt.recall

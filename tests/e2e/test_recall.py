@@ -1,0 +1,56 @@
+"""Recall by meaning through the real host: found without a shared word, and gone with an erase."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from host.memory.embedder import SWITCH
+from tests.support.host_process import HostProcess, scripted_model
+
+HOME = "Her home is in Lisbon, near the river."
+CELLO = "She plays the cello every Sunday."
+RULES = [
+    {"match": r"^recall: (.*)$", "on": "user", "toolCalls": [{"name": "memory_recall", "arguments": {"query": r"\1"}}]},
+    {"match": ".*", "reply": "ok"},
+]
+
+
+def recall_results(tmp_path: Path) -> list[str]:
+    lines = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    return [e["content"] for e in events if e.get("type") == "tool" and e.get("name") == "memory_recall"]
+
+
+def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp_path: Path) -> None:
+    async def search(host: HostProcess, query: str) -> list[str]:
+        result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
+        return [hit["record"]["text"] for hit in result["hits"]]
+
+    async def turn(host: HostProcess, text: str) -> None:
+        sent = await host.call("agent.send", {"agentId": "ann", "text": text})
+        ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+        assert ended["reason"] == "idle", ended
+
+    async def main() -> None:
+        async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            home = await host.call("memory.note", {"agentId": "ann", "text": HOME})
+            await host.call("memory.note", {"agentId": "ann", "text": CELLO})
+            assert (await search(host, "Where does she live?"))[:1] == [HOME], "no word is shared with the fact"
+            await turn(host, "recall: Where does she live?")
+            await host.call("memory.erase", {"agentId": "ann", "recordId": home["record"]["id"]})
+            assert HOME not in await search(host, "Where does she live?")
+            assert (await search(host, "What does she do at the weekend?"))[:1] == [CELLO]
+            await turn(host, "recall: Where does she live?")
+            await turn(host, "recall: What does she do at the weekend?")
+
+    asyncio.run(main())
+    before, after, other = recall_results(tmp_path)
+    assert "Lisbon" in before.splitlines()[1], "the model's recall finds it first"
+    assert "Lisbon" not in after
+    assert "cello" in other.splitlines()[1], "the other fact is still found by meaning"
+    index = (tmp_path / "agents/ann/memory/index.sqlite").read_bytes()
+    assert b"Lisbon" not in index

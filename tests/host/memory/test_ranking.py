@@ -1,0 +1,66 @@
+"""Ranked recall: reciprocal rank fusion of words, meaning and the time a question names (real SQLite)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from host.memory import Evidence, MemoryStore, NoteItem
+from host.memory.embedder import Embedder
+from host.memory.ranking import DEFAULT_RANKING, fuse
+
+USER = Evidence("user")
+MAY = NoteItem("Caroline went to the support group; the support group was big", tier="log", valid_from="2023-05-08")
+JULY = NoteItem("Caroline went to the support group", tier="log", valid_from="2023-07-15")
+QUESTION = "What did Caroline do at the support group in July 2023?"
+
+
+def test_fusion_sums_each_lists_weight_over_its_rank() -> None:
+    fused = fuse([(1.0, [10, 20, 30]), (0.5, [30, 40])], k=60)
+    assert [seq for seq, _ in fused] == [30, 10, 20, 40]
+    assert fused[0][1] == pytest.approx(1 / 63 + 0.5 / 61)
+    assert fused[-1][1] == pytest.approx(0.5 / 62)
+
+
+def test_a_list_without_weight_has_no_vote_and_ties_go_to_the_newest() -> None:
+    assert fuse([(1.0, [1]), (0.0, [2, 3])], k=60) == [(1, pytest.approx(1 / 61))]
+    assert [seq for seq, _ in fuse([(1.0, [5]), (1.0, [9])], k=60)] == [9, 5]
+
+
+def test_a_question_that_names_a_time_prefers_the_facts_valid_then(store: MemoryStore) -> None:
+    asyncio.run(store.note_many([MAY, JULY], evidence=USER))
+    by_words = DEFAULT_RANKING.without("time")
+    assert [h.fact.text for h in store.search(QUESTION, ranking=by_words)] == [MAY.text, JULY.text]
+    assert [h.fact.text for h in store.search(QUESTION)] == [JULY.text, MAY.text]
+    assert [h.fact.text for h in store.search("the support group in May 2023")] == [MAY.text, JULY.text]
+
+
+def test_the_time_vote_ranks_by_meaning_when_there_are_vectors(semantic: Embedder, store: MemoryStore) -> None:
+    async def main() -> None:
+        await store.note_many(
+            [
+                NoteItem("Melanie painted a lake at sunrise", tier="log", valid_from="2023-07-20"),
+                NoteItem("Melanie bought new running shoes", tier="log", valid_from="2023-07-21"),
+                NoteItem("Melanie painted her fence", tier="log", valid_from="2023-09-02"),
+            ],
+            evidence=USER,
+        )
+        assert store.wait_embedded(60)
+
+    asyncio.run(main())
+    signals = store.recall_signals("What artwork did Melanie make in July 2023?")
+    assert signals is not None
+    assert [f.text for f in signals.timed] == ["Melanie painted a lake at sunrise", "Melanie bought new running shoes"]
+    hits = [h.fact.text for h in store.search("What artwork did Melanie make in July 2023?", limit=1)]
+    assert hits == ["Melanie painted a lake at sunrise"]
+
+
+def test_a_query_without_content_words_finds_nothing_even_by_meaning(semantic: Embedder, store: MemoryStore) -> None:
+    async def main() -> None:
+        await store.note("User likes tea", evidence=USER)
+        assert store.wait_embedded(60)
+
+    asyncio.run(main())
+    assert store.search("is it the one?") == []
+    assert [h.fact.text for h in store.search("favourite drink")] == ["User likes tea"]

@@ -1,0 +1,199 @@
+"""Semantic recall's vectors: found by meaning, gone with a retraction or an erase, rebuilt, never a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from host.memory import Evidence, MemoryStore
+from host.memory.embedder import Embedder, Vectors, load_embedder, use_embedder
+from host.memory.ranking import DEFAULT_RANKING, Ranking
+
+USER = Evidence("user")
+HOME = "Her home is in Lisbon, near the river."
+CELLO = "She plays the cello every Sunday."
+WHERE = "Where does she live?"
+WEEKEND = "What does she do at the weekend?"
+WORDS_ONLY = DEFAULT_RANKING.without("dense").without("time")
+
+
+def found(store: MemoryStore, query: str, *, ranking: Ranking = DEFAULT_RANKING, retracted: bool = False) -> list[str]:
+    return [hit.fact.text or "" for hit in store.search(query, ranking=ranking, include_retracted=retracted)]
+
+
+def index_file(agent_dir: Path) -> Path:
+    return agent_dir / "memory" / "index.sqlite"
+
+
+def vector_seqs(agent_dir: Path) -> set[int]:
+    db = sqlite3.connect(index_file(agent_dir))
+    try:
+        return {row[0] for row in db.execute("SELECT seq FROM vectors")}
+    finally:
+        db.close()
+
+
+async def remember(store: MemoryStore) -> tuple[str, str]:
+    home, cello = await store.note(HOME, evidence=USER), await store.note(CELLO, evidence=USER)
+    assert home.fact is not None and cello.fact is not None
+    assert store.wait_embedded(60)
+    return home.fact.id, cello.fact.id
+
+
+def test_a_fact_is_found_by_meaning_when_it_shares_no_word_with_the_query(
+    semantic: Embedder, store: MemoryStore
+) -> None:
+    asyncio.run(remember(store))
+    assert found(store, WHERE, ranking=WORDS_ONLY) == [], "no word is shared: only meaning can find it"
+    assert found(store, WHERE)[0] == HOME
+    assert found(store, WEEKEND)[0] == CELLO
+
+
+def test_a_fact_noted_just_before_a_recall_is_found_by_meaning(semantic: Embedder, store: MemoryStore) -> None:
+    async def main() -> list[str]:
+        await store.note(HOME, evidence=USER)
+        await store.prepare_recall(WHERE)  # as memory_recall and memory.search do, without waiting otherwise
+        return found(store, WHERE)
+
+    assert asyncio.run(main())[:1] == [HOME]
+
+
+def test_a_retracted_fact_loses_its_vector_and_is_not_found_by_meaning(
+    semantic: Embedder, store: MemoryStore, agent_dir: Path
+) -> None:
+    async def main() -> None:
+        home, cello = await remember(store)
+        await store.retract(home, evidence=USER)
+
+    asyncio.run(main())
+    assert vector_seqs(agent_dir) == {2}, "only the standing fact keeps a vector"
+    assert HOME not in found(store, WHERE)
+    assert HOME not in found(store, WHERE, retracted=True), "a retracted fact is found by its words only"
+    assert found(store, WEEKEND)[0] == CELLO
+
+
+def test_an_erased_fact_leaves_no_vector_bytes_in_the_index_file(
+    semantic: Embedder, store: MemoryStore, agent_dir: Path
+) -> None:
+    vector = semantic.passages([HOME])[0].tobytes()
+
+    async def main() -> None:
+        home, _ = await remember(store)
+        assert vector in index_file(agent_dir).read_bytes(), "the vector is stored as computed"
+        await store.erase(home)
+
+    asyncio.run(main())
+    assert vector not in index_file(agent_dir).read_bytes()
+    assert vector_seqs(agent_dir) == {2}
+    assert HOME not in found(store, WHERE)
+    assert found(store, WEEKEND)[0] == CELLO
+
+
+def test_vectors_are_computed_again_when_the_index_is_deleted(
+    semantic: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    store = MemoryStore(agent_dir, clock=clock)
+    asyncio.run(remember(store))
+    store.close()
+    index_file(agent_dir).unlink()
+    reopened = MemoryStore(agent_dir, clock=clock)
+    try:
+        assert reopened.wait_embedded(60)
+        assert vector_seqs(agent_dir) == {1, 2}
+        assert found(reopened, WHERE)[0] == HOME
+    finally:
+        reopened.close()
+
+
+class GatedEngine:
+    """The real engine, held at the start of each batch until the test lets it go on."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.name = inner.name
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def passages(self, texts: list[str]) -> Vectors:
+        self.entered.set()
+        assert self.release.wait(30)
+        return self._inner.passages(texts)
+
+    def query(self, text: str) -> Vectors:
+        return self._inner.query(text)
+
+    def background(self) -> None:
+        self._inner.background()
+
+
+def test_an_erase_while_its_vector_is_computed_leaves_no_vector(
+    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    gated = GatedEngine(engine)
+    use_embedder(gated)
+    store = MemoryStore(agent_dir, clock=clock)
+    vector = engine.passages([HOME])[0].tobytes()
+
+    async def main() -> None:
+        home = await store.note(HOME, evidence=USER)
+        assert home.fact is not None and gated.entered.wait(30)
+        await store.erase(home.fact.id)
+        gated.release.set()
+        await store.note(CELLO, evidence=USER)
+        assert store.wait_embedded(60)
+
+    try:
+        asyncio.run(main())
+        assert vector_seqs(agent_dir) == {3}, "the erased fact's vector, computed too late, is not written"
+        assert vector not in index_file(agent_dir).read_bytes()
+        assert found(store, WEEKEND)[0] == CELLO
+    finally:
+        store.close()
+        use_embedder(None)
+
+
+def test_without_the_engine_recall_uses_words_and_says_so(
+    caplog: pytest.LogCaptureFixture, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="host.memory.embedder"):
+        assert load_embedder("hearth_no_such_engine") is None
+    assert [r.levelno for r in caplog.records if r.name == "host.memory.embedder"] == [logging.WARNING]
+    use_embedder(None)
+    store = MemoryStore(agent_dir, clock=clock)
+    try:
+        asyncio.run(remember(store))
+        assert vector_seqs(agent_dir) == set()
+        assert found(store, "Lisbon home") == [HOME]
+        assert found(store, WHERE) == []
+    finally:
+        store.close()
+
+
+class BrokenEngine(GatedEngine):
+    """The real engine for queries; every batch of passages fails."""
+
+    def passages(self, texts: list[str]) -> Vectors:
+        raise RuntimeError("the engine failed")
+
+
+def test_a_failing_engine_leaves_recall_by_words(
+    engine: Embedder, caplog: pytest.LogCaptureFixture, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    use_embedder(BrokenEngine(engine))
+    store = MemoryStore(agent_dir, clock=clock)
+    try:
+        with caplog.at_level(logging.ERROR, logger="host.memory.vectors"):
+            asyncio.run(remember(store))
+        assert [r.levelno for r in caplog.records if r.name == "host.memory.vectors"] == [logging.ERROR]
+        assert vector_seqs(agent_dir) == set()
+        assert found(store, "Lisbon home") == [HOME]
+    finally:
+        store.close()
+        use_embedder(None)
