@@ -15,7 +15,7 @@ import pytest
 
 from host.memory.embedder import SWITCH
 
-os.environ.setdefault(SWITCH, "off")
+os.environ.setdefault(SWITCH, "off")  # the default; tests about semantic recall turn it on
 
 
 def pytest_configure(config: pytest.Config) -> None:
