@@ -26,7 +26,7 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
-from protocol.models.transcript import EndReason
+from protocol.models.transcript import EndReason, StopReason
 
 __all__ = ["ToolOutcome", "ToolExecutor", "TurnEvents", "TurnOutcome", "run_turn"]
 
@@ -62,6 +62,17 @@ class TurnOutcome:
     usage: Usage
     error: str | None = None
     error_code: int | None = None
+    stop_reason: StopReason | None = None
+    """Why the model stopped its final answer, for a turn that ended `idle`."""
+
+
+def _final_stop_reason(provider_reason: str) -> StopReason:
+    """The providers' stop reasons, normalised: out of output tokens, a refusal, or a finished answer."""
+    if provider_reason == "max_tokens":
+        return "max_tokens"
+    if provider_reason == "refusal":
+        return "refusal"
+    return "end_turn"
 
 
 async def run_turn(
@@ -83,6 +94,7 @@ async def run_turn(
         text: list[str] = []
         calls: list[ToolCall] = []
         usage = Usage()
+        stop = "end_turn"
         try:
             async for event in provider.stream(ModelRequest(config, tuple(messages), tools.definitions)):
                 if isinstance(event, TextDelta):
@@ -93,6 +105,7 @@ async def run_turn(
                 elif isinstance(event, UsageReport):
                     usage = usage + event.usage
                 elif isinstance(event, StreamEnd):
+                    stop = event.stop_reason
                     break
         except asyncio.CancelledError:
             if text:
@@ -107,7 +120,7 @@ async def run_turn(
         await events.message(answer, tuple(calls), usage, False)
         messages.append(Message("assistant", answer, tuple(calls)))
         if not calls:
-            return TurnOutcome("idle", total)
+            return TurnOutcome("idle", total, stop_reason=_final_stop_reason(stop))
         for call in calls:
             await events.tool_started(call)
             outcome = await tools.execute(call)

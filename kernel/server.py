@@ -341,6 +341,7 @@ class KernelServer:
                 error=outcome.error,
                 error_code=outcome.error_code,
                 usage=to_usage_info(outcome.usage),
+                stop_reason=outcome.stop_reason,
             ),
         )
 

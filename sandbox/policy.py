@@ -11,7 +11,8 @@ Defaults, for a direct run of agent A in data dir D (no I/O here; paths must alr
 * /proc, /sys and /dev are denied. Reading or listing any other path outside D is Ask: a person (or the permission
   mode) decides. Writing outside D is denied whatever the permission (`always` never widens where an agent may
   write), except inside an extra writable root of the run (an ACP session's project root), which always asks a
-  person (`Ask.always_ask`): the permission mode never turns it into a yes.
+  person (`Ask.always_ask`): the permission mode never turns it into a yes. That root may be read and listed
+  without asking. Paths in D keep D's rules whatever the root holds.
 Shell commands are Ask with the exact command as the target, except the hard-denied ones (sandbox.commands).
 """
 
@@ -161,6 +162,7 @@ def policy_from_wire(wire: SandboxPolicy) -> Policy:
         work_id=wire.work_id,
         network=wire.network,
         permission=wire.permission,
+        extra_writable=(wire.project_root,) if wire.project_root else (),
     )
 
 
@@ -181,9 +183,10 @@ def decide(policy: Policy, action: Action, path: str) -> Verdict:
     if parts is None:
         if any(is_within(path, root) for root in _PSEUDO_ROOTS):
             return Deny("system pseudo-files (/proc, /sys, /dev) are not reachable")
+        inside_root = any(is_within(path, root) for root in policy.extra_writable)
         if action != "write":
-            return Ask(f"{action} outside the agent's workspace")
-        if any(is_within(path, root) for root in policy.extra_writable):
+            return Allow() if inside_root else Ask(f"{action} outside the agent's workspace")
+        if inside_root:
             return Ask("write in the session's project root", always_ask=True)
         return Deny("writes outside the agent's workspace are not allowed, whatever the permission")
     if not parts:

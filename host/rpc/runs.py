@@ -15,7 +15,9 @@ def register_run_methods(table: ShellTable, deliveries: Deliveries, approvals: A
     """Add the run methods to `table`."""
 
     async def send(p: AgentSendParams) -> AgentSendResult:
-        run_id, seq, position = await deliveries.send(p.agent_id, p.text, interrupt=p.interrupt)
+        run_id, seq, position = await deliveries.send(
+            p.agent_id, p.text, interrupt=p.interrupt, project_root=p.project_root
+        )
         return AgentSendResult(run_id=run_id, seq=seq, position=position)
 
     async def cancel(p: AgentCancelParams) -> AgentCancelResult:

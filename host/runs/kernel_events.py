@@ -95,4 +95,6 @@ class KernelEvents:
         run = self._runs.get(event.run_id)
         if run is not None:
             code = event.error_code if event.error_code is not None else RUN_FAILED
-            await self._runs.end(run, event.reason, error=event.error, code=code, usage=event.usage)
+            await self._runs.end(
+                run, event.reason, error=event.error, code=code, usage=event.usage, stop_reason=event.stop_reason
+            )

@@ -25,7 +25,7 @@ from host.supervisor import KernelSupervisor
 from protocol.errors import RUN_FAILED, JsonRpcError
 from protocol.models.host import AgentEndedEvent, AgentErrorEvent, RunInfo
 from protocol.models.kernel import RunRef, TurnCancelResult, TurnStartParams, TurnStartResult
-from protocol.models.transcript import AssistantEvent, EndReason, RunEndedEvent, UsageInfo, UserEvent
+from protocol.models.transcript import AssistantEvent, EndReason, RunEndedEvent, StopReason, UsageInfo, UserEvent
 
 __all__ = ["Run", "RunOrigin", "RunManager", "Notify", "TurnPreparer", "TranscriptOf"]
 
@@ -43,7 +43,8 @@ CANCEL_GRACE_SECONDS = 5.0
 class RunOrigin:
     """What started a run: a person's message, a peer's wake (and how far down a chain), or a Work instruction.
 
-    `work_id` makes it a Work run: its transcript, prompt, tools and sandbox are the Work's.
+    `work_id` makes it a Work run: its transcript, prompt, tools and sandbox are the Work's. `project_root` is a
+    directory the person opened the run on (an editor's project): its policy lets the run read it.
     """
 
     kind: Literal["user", "wake", "answer", "work"] = "user"
@@ -51,6 +52,7 @@ class RunOrigin:
     hops: int = 0
     request_id: str | None = None
     work_id: str | None = None
+    project_root: str | None = None
 
 
 @dataclass(slots=True)
@@ -200,6 +202,7 @@ class RunManager:
         error: str | None = None,
         code: int = RUN_FAILED,
         usage: UsageInfo | None = None,
+        stop_reason: StopReason | None = None,
     ) -> None:
         """End `run` once: keep any streamed text, record the end, then announce it."""
         if run.state == "ended":
@@ -213,7 +216,7 @@ class RunManager:
             partial = AssistantEvent(run_id=run.run_id, text="".join(run.partial), partial=True)
             transcript.append(partial.model_dump(mode="json"))
         run.partial.clear()
-        ended = RunEndedEvent(run_id=run.run_id, reason=reason, error=error, usage=usage)
+        ended = RunEndedEvent(run_id=run.run_id, reason=reason, error=error, usage=usage, stop_reason=stop_reason)
         if transcript is not None:
             transcript.append(ended.model_dump(mode="json"))
         self._runs.pop(run.run_id, None)
@@ -222,7 +225,15 @@ class RunManager:
             await hook(run)
         await self._notify(
             "agent.ended",
-            AgentEndedEvent(agent_id=run.agent_id, run_id=run.run_id, reason=reason, error=error, usage=usage),
+            AgentEndedEvent(
+                agent_id=run.agent_id,
+                run_id=run.run_id,
+                reason=reason,
+                error=error,
+                usage=usage,
+                stop_reason=stop_reason,
+                error_code=code if reason == "error" else None,
+            ),
         )
         if reason == "error" and error:
             await self._notify(

@@ -23,7 +23,7 @@ from host.store.agents import Agent, AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.secrets import SecretStore, resolve_api_key
 from protocol.errors import JsonRpcError
-from protocol.models.agents import ModelSettings
+from protocol.models.agents import DEFAULT_CONTEXT_WINDOWS, ModelSettings
 from protocol.models.kernel import (
     ChatMessage,
     KernelInitializeResult,
@@ -41,8 +41,6 @@ from sandbox import rules_to_wire
 __all__ = ["TurnPlanner", "model_spec", "offers_tools", "DEFAULT_CONTEXT_WINDOWS", "Summarize"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
 
 Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 
@@ -99,12 +97,13 @@ class TurnPlanner:
         key = resolve_api_key(self._secrets, settings.provider, settings.api_key_secret, settings.base_url)
         return model_spec(settings, key)
 
-    async def prepare(self, agent: Agent, run_id: str) -> TurnStartParams:
+    async def prepare(self, agent: Agent, run_id: str, *, project_root: str | None = None) -> TurnStartParams:
         """Build `turn.start` for `agent`'s run `run_id` from its settings, transcript and memory.
 
         The prompt is assembled (frozen per epoch) and this turn's recall block is stored, by record id, in a
         `context` event before the messages are built; every stored block is rendered from memory as it
         stands, so a removed fact is in no later request, and within an epoch a replay gives the same bytes.
+        A `project_root` (checked when the message was queued) goes into the run's policy only.
         """
         spec = self.resolve_model(agent)
         transcript = self._store.transcript(agent.agent_id)
@@ -141,7 +140,7 @@ class TurnPlanner:
             messages=messages,
             model=spec,
             tools=self._tools(agent),
-            policy=self._policy(agent),
+            policy=self._policy(agent, project_root),
             approvals=rules_to_wire(ApprovalStore.for_agent(self._store.data_dir, agent.agent_id).rules()),
             mcp_servers=mcp_server_specs(agent.settings, self._secrets),
         )
@@ -191,12 +190,13 @@ class TurnPlanner:
         local = [tool.name for tool in info.tools] if info is not None else []
         return ToolSet(local=local, host=self._host_tools(agent))
 
-    def _policy(self, agent: Agent) -> SandboxPolicy:
+    def _policy(self, agent: Agent, project_root: str | None = None) -> SandboxPolicy:
         return SandboxPolicy(
             data_dir=str(self._store.data_dir),
             agent_id=agent.agent_id,
             network=agent.settings.network,
             permission=agent.settings.tool_permission,
+            project_root=project_root,
         )
 
     def tools_note(self, agent: Agent | None = None) -> str:

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
+from host.runs.project_root import check_project_root
 from host.runs.scheduler import Notify, Run, RunManager, RunOrigin
 from host.store.agents import AgentStore
 from host.together.inbox import INBOX_FILE, Inbox, InboxItem
@@ -87,16 +88,26 @@ class Deliveries:
             for item in (self._inboxes[agent_id].waiting() if self._store.exists(agent_id) else [])
         ]
 
-    async def send(self, agent_id: str, text: str, *, interrupt: bool = False) -> tuple[str, int | None, int]:
+    async def send(
+        self, agent_id: str, text: str, *, interrupt: bool = False, project_root: str | None = None
+    ) -> tuple[str, int | None, int]:
         """A person's message: a chain of wakes starts again from it (hops 0).
+
+        Args:
+            agent_id: the receiver.
+            text: the message.
+            interrupt: cancel the running turn and go first.
+            project_root: a directory the run may read (and write with a person's yes), such as an editor's project.
 
         Returns:
             (runId, seq of the message when its run started at once, place in line: 0 when it started).
 
         Raises:
             NotFoundError: no such agent.
+            InvalidRequestError: the project root cannot be one (see `check_project_root`).
         """
-        item = InboxItem(f"run-{uuid.uuid4().hex[:12]}", "user", text)
+        root = check_project_root(project_root, self._store.data_dir) if project_root is not None else None
+        item = InboxItem(f"run-{uuid.uuid4().hex[:12]}", "user", text, project_root=root)
         seq, position = await self.deliver(agent_id, item, interrupt=interrupt)
         return item.run_id, seq, position
 
@@ -141,7 +152,12 @@ class Deliveries:
         item = waiting[0]
         inbox.mark_started(item.run_id)
         origin = RunOrigin(
-            kind=item.kind, from_agent=item.from_agent, hops=item.hops, request_id=item.request_id, work_id=item.work_id
+            kind=item.kind,
+            from_agent=item.from_agent,
+            hops=item.hops,
+            request_id=item.request_id,
+            work_id=item.work_id,
+            project_root=item.project_root,
         )
         try:
             _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)

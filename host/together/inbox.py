@@ -43,6 +43,7 @@ class InboxItem:
     work_id: str | None = None
     started: bool = False
     queued_at: str = ""
+    project_root: str | None = None
 
     def event(self) -> dict[str, Any]:
         """The transcript event that starts this item's run."""

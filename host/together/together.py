@@ -99,7 +99,7 @@ class Together:
         origin = run.origin if run is not None else RunOrigin()
         if origin.work_id is not None:
             return await self._work_planner.prepare(agent, run_id, origin)
-        return await self._planner.prepare(agent, run_id)
+        return await self._planner.prepare(agent, run_id, project_root=origin.project_root)
 
     async def _before_delete(self, agent_id: str) -> None:
         await self.deliveries.stop(agent_id)

@@ -13,6 +13,7 @@ from protocol.models.together import QueuedRun
 from protocol.models.transcript import TranscriptEvent
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOWS",
     "ToolPermission",
     "AgentStatus",
     "ScriptToolCall",
@@ -36,6 +37,9 @@ __all__ = [
 
 
 ToolPermission = Literal["ask", "always", "never"]
+
+DEFAULT_CONTEXT_WINDOWS = {"local": 8192, "openai": 128_000, "anthropic": 200_000, "scripted": 8192}
+"""A model's context window in tokens when its settings give none, by provider."""
 AgentStatus = Literal["idle", "queued", "running"]
 
 
@@ -141,6 +145,15 @@ class AgentSendParams(Params):
     agent_id: str
     text: str = Field(min_length=1)
     interrupt: bool = False
+    project_root: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description=(
+            "An absolute directory this run may read (file tools and grep) and write with a person's yes, "
+            "such as an editor's project; it may not hold or lie inside the data dir."
+        ),
+    )
 
 
 class AgentSendResult(WireModel):

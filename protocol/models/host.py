@@ -10,7 +10,7 @@ from protocol.ids import Decision
 from protocol.models.agents import AgentInfo, AgentStatus
 from protocol.models.base import Params, WireModel
 from protocol.models.kernel import ShellAvailability
-from protocol.models.transcript import AssistantEvent, EndReason, UsageInfo
+from protocol.models.transcript import AssistantEvent, EndReason, StopReason, UsageInfo
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -129,6 +129,10 @@ class AgentEndedEvent(WireModel):
     reason: EndReason
     error: str | None = None
     usage: UsageInfo | None = None
+    stop_reason: StopReason | None = Field(
+        default=None, description="For a run that ended `idle`: why the model stopped its final answer."
+    )
+    error_code: int | None = Field(default=None, description="For a run that ended `error`: the code of its cause.")
 
 
 class AgentErrorEvent(WireModel):

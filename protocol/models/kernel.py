@@ -15,7 +15,7 @@ from protocol.models.agents import ScriptRule
 from protocol.models.base import Params, WireModel
 from protocol.models.mcp import McpServerSpec
 from protocol.models.policy import ApprovalRule, SandboxPolicy
-from protocol.models.transcript import EndReason, ToolCallInfo, UsageInfo
+from protocol.models.transcript import EndReason, StopReason, ToolCallInfo, UsageInfo
 
 __all__ = [
     "ChatMessage",
@@ -171,6 +171,7 @@ class TurnEndedEvent(WireModel):
     error: str | None = None
     error_code: int | None = None
     usage: UsageInfo | None = None
+    stop_reason: StopReason | None = None
 
 
 class ToolCallParams(Params):

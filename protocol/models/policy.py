@@ -31,6 +31,10 @@ class SandboxPolicy(WireModel):
     work_id: str | None = Field(default=None, pattern=AGENT_ID_PATTERN)
     network: bool = Field(default=False, description="Whether the shell may use the network.")
     permission: Permission = Field(default="ask", description="What happens to actions that need a person's yes.")
+    project_root: str | None = Field(
+        default=None,
+        description="An absolute directory outside the data dir the run may read, and write with a person's yes.",
+    )
 
     @model_validator(mode="after")
     def _check_run(self) -> SandboxPolicy:
@@ -38,6 +42,8 @@ class SandboxPolicy(WireModel):
             raise ValueError("data_dir must be an absolute path")
         if (self.run_kind == "work") != (self.work_id is not None):
             raise ValueError("work_id is required for a work run and only for a work run")
+        if self.project_root is not None and (not self.project_root.startswith("/") or "\x00" in self.project_root):
+            raise ValueError("project_root must be an absolute path")
         return self
 
 

@@ -14,6 +14,7 @@ from protocol.models.base import WireModel
 
 __all__ = [
     "EndReason",
+    "StopReason",
     "UsageInfo",
     "ToolCallInfo",
     "UserEvent",
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 EndReason = Literal["idle", "error", "cancelled"]
+
+StopReason = Literal["end_turn", "max_tokens", "refusal"]
+"""Why the model stopped its final answer of a run that ended `idle`: done, out of output tokens, or refused."""
 
 
 class UsageInfo(WireModel):
@@ -109,6 +113,7 @@ class RunEndedEvent(_Event):
     reason: EndReason
     error: str | None = None
     usage: UsageInfo | None = None
+    stop_reason: StopReason | None = None
 
 
 class CompactEvent(_Event):
