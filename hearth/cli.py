@@ -173,6 +173,13 @@ def _import(args: argparse.Namespace) -> int:
     return run_import(Path(args.file), resolve_data_dir(args.data_dir), args.agent_id)
 
 
+def _acp(args: argparse.Namespace) -> int:
+    """Serve the Agent Client Protocol on stdio, for an editor."""
+    from desktop.acp import AcpOptions, run_acp
+
+    return run_acp(AcpOptions(agent=args.agent, data_dir=args.data_dir, verbose=args.verbose))
+
+
 def _schema(args: argparse.Namespace) -> int:
     from protocol.schema import schema_json
 
@@ -316,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     imported = _add(commands, "import", "Make an agent of an archive written by `hearth export`.", _import)
     imported.add_argument("file", help="the archive")
     imported.add_argument("--agent-id", help="import under this id instead of the one in the archive")
+    acp = _add(commands, "acp", "Be an Agent Client Protocol agent on stdio (what an editor launches).", _acp)
+    acp.add_argument("agent", nargs="?", help="the agent every session is of (default: one per project folder)")
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")
     schema.add_argument("--out", help="write to this file instead of stdout")
     schema.set_defaults(func=_schema)

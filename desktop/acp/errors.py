@@ -1,0 +1,59 @@
+"""The errors an editor shows: each is an ACP `RequestError` whose message says what happened and what to do.
+
+The code is Hearth's own (`protocol.errors`), so a test or a client can tell them apart: NOT_FOUND for an
+unknown agent or session, CONNECTION_CLOSED for a host that cannot be reached or started, and the host's own
+code for everything the host refused (PROVIDER_ERROR for a model that cannot be used, with its fix).
+"""
+
+from __future__ import annotations
+
+from acp import RequestError
+
+from protocol.errors import CONNECTION_CLOSED, INVALID_PARAMS, NOT_FOUND, PROVIDER_ERROR, RUN_FAILED, JsonRpcError
+
+__all__ = ["host_refused", "host_unreachable", "invalid_request", "run_failed", "unknown_agent", "unknown_session"]
+
+
+def host_unreachable(reason: str) -> RequestError:
+    """Hearth's host could neither be reached nor started."""
+    return RequestError(
+        CONNECTION_CLOSED,
+        f"Hearth's host is not reachable: {reason}. Run `hearth host` in a terminal to see why it does not start.",
+    )
+
+
+def unknown_agent(name: str, known: list[str]) -> RequestError:
+    """An agent named on the command line, or a session id, that is no agent of this host."""
+    have = ", ".join(known) if known else "none yet"
+    return RequestError(
+        NOT_FOUND,
+        f"Hearth has no agent {name!r} (agents: {have}). Create it with `hearth chat {name}`, "
+        "or start `hearth acp` without a name to get an agent per project.",
+        {"agent": name},
+    )
+
+
+def unknown_session(session_id: str) -> RequestError:
+    """A prompt or cancel for a session this process has not opened (the editor must call session/new or load)."""
+    return RequestError(NOT_FOUND, f"no open session {session_id!r}: open it with session/new or session/load first")
+
+
+def invalid_request(message: str) -> RequestError:
+    return RequestError(INVALID_PARAMS, message)
+
+
+def host_refused(exc: JsonRpcError) -> RequestError:
+    """A host error as the editor shows it: the host's code and message, which already say what to do."""
+    return RequestError(exc.code, exc.message, exc.data)
+
+
+def run_failed(agent_name: str, message: str, code: int | None) -> RequestError:
+    """A run that ended with an error; a model that cannot be used keeps PROVIDER_ERROR and the host's fix."""
+    if code == PROVIDER_ERROR:
+        text = (
+            f"{agent_name} has no usable model: {message}. To choose another model run `hearth chat "
+            f"{agent_name} --provider openai --model NAME` (or anthropic, or --base-url for a local server)."
+        )
+    else:
+        text = f"{agent_name}'s turn failed: {message}"
+    return RequestError(code if code is not None else RUN_FAILED, text)
