@@ -257,10 +257,10 @@ class HearthAcpAgent:
                 params["projectRoot"] = session.project_root
             sent = await self._link.call("agent.send", params, AgentSendResult)
             session.told_project = True
-            session.run_id = sent.run_id
+            session.runs.append(sent.run_id)
             try:
                 if session.cancelled:  # the cancel came while the message was on its way
-                    await self._cancel_run(session)
+                    await self._cancel_run(session.agent.agent_id, sent.run_id)
                 elif sent.position > 0:
                     waiting = f"(waiting for {session.agent.name}: {sent.position} run(s) go first)"
                     await self.client.session_update(session.session_id, update_agent_thought_text(waiting))
@@ -269,7 +269,7 @@ class HearthAcpAgent:
                 )
                 return await follower.follow(queue, sent.run_id)
             finally:
-                session.run_id = None
+                session.runs.remove(sent.run_id)
 
     def _response(self, session: Session, ended: AgentEndedEvent) -> PromptResponse:
         stop: StopReason
@@ -281,20 +281,20 @@ class HearthAcpAgent:
             stop = ended.stop_reason or "end_turn"
         return PromptResponse(stop_reason=stop, usage=_usage(ended.usage))
 
-    async def _cancel_run(self, session: Session) -> None:
-        if session.run_id is None:
-            return
+    async def _cancel_run(self, agent_id: str, run_id: str) -> None:
         try:
-            await self._link.call("agent.cancel", {"agentId": session.agent.agent_id, "runId": session.run_id})
+            await self._link.call("agent.cancel", {"agentId": agent_id, "runId": run_id})
         except JsonRpcError as exc:
-            logger.warning("cancelling %s failed: %s", session.run_id, exc.message)
+            logger.warning("cancelling %s failed: %s", run_id, exc.message)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self._sessions.get(session_id)
         if session is None:
             return
         session.cancelled = True
-        await self._cancel_run(session)
+        # Waiting runs first, so none of them starts when the running one ends.
+        for run_id in reversed(session.runs):
+            await self._cancel_run(session.agent.agent_id, run_id)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """The editor is done with the session here; the agent and its conversation stay in Hearth."""

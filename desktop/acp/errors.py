@@ -19,6 +19,7 @@ def host_unreachable(reason: str) -> RequestError:
     return RequestError(
         CONNECTION_CLOSED,
         f"Hearth's host is not reachable: {reason}. Run `hearth host` in a terminal to see why it does not start.",
+        {"reason": reason, "fix": "hearth host"},
     )
 
 
@@ -29,7 +30,7 @@ def unknown_agent(name: str, known: list[str]) -> RequestError:
         NOT_FOUND,
         f"Hearth has no agent {name!r} (agents: {have}). Create it with `hearth chat {name}`, "
         "or start `hearth acp` without a name to get an agent per project.",
-        {"agent": name},
+        {"agent": name, "agents": known, "fix": f"hearth chat {name}"},
     )
 
 
@@ -50,10 +51,12 @@ def host_refused(exc: JsonRpcError) -> RequestError:
 def run_failed(agent_name: str, message: str, code: int | None) -> RequestError:
     """A run that ended with an error; a model that cannot be used keeps PROVIDER_ERROR and the host's fix."""
     if code == PROVIDER_ERROR:
+        fix = f"hearth chat {agent_name} --provider openai --model NAME"
         text = (
-            f"{agent_name} has no usable model: {message}. To choose another model run `hearth chat "
-            f"{agent_name} --provider openai --model NAME` (or anthropic, or --base-url for a local server)."
+            f"{agent_name} has no usable model: {message}. To choose another model run `{fix}` "
+            "(or anthropic, or --base-url for a local server)."
         )
-    else:
-        text = f"{agent_name}'s turn failed: {message}"
-    return RequestError(code if code is not None else RUN_FAILED, text)
+        return RequestError(code, text, {"agent": agent_name, "reason": message, "fix": fix})
+    return RequestError(
+        code if code is not None else RUN_FAILED, f"{agent_name}'s turn failed: {message}", {"agent": agent_name}
+    )

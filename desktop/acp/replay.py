@@ -19,6 +19,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from desktop.acp.prompt_text import without_project_note
 from desktop.acp.tool_calls import tool_finished, tool_started
 
 __all__ = ["REPLAY_EVENTS", "ReplayUpdate", "replay_updates"]
@@ -38,7 +39,7 @@ def replay_updates(events: list[dict[str, Any]], *, has_more: bool) -> list[Repl
     for event in events:
         kind = event.get("type")
         if kind == "user":
-            updates.append(update_user_message_text(str(event.get("text", ""))))
+            updates.append(update_user_message_text(without_project_note(str(event.get("text", "")))))
         elif kind == "wake":
             sender = event.get("fromAgent") or "another agent"
             updates.append(update_user_message_text(f"(from {sender}) {event.get('text', '')}"))

@@ -42,7 +42,8 @@ class Session:
     project_root: str | None
     notices: list[str] = field(default_factory=list)
     told_project: bool = False
-    run_id: str | None = None
+    runs: list[str] = field(default_factory=list)
+    """The session's runs not yet ended (a second prompt to a busy agent waits behind the first)."""
     cancelled: bool = False
 
     @property
