@@ -16,19 +16,16 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_agent_thought_text
 from acp.interfaces import Client
 from acp.schema import (
-    AcpMcpServer,
     AgentCapabilities,
     AuthenticateResponse,
     AvailableCommandsUpdate,
     ClientCapabilities,
     CloseSessionResponse,
     ForkSessionResponse,
-    HttpMcpServer,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -40,7 +37,6 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
-    SseMcpServer,
     StopReason,
     Usage,
 )
@@ -49,6 +45,7 @@ from desktop.acp.commands import COMMANDS, run_command
 from desktop.acp.errors import host_refused, host_unreachable, run_failed, unknown_session
 from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
+from desktop.acp.mcp_servers import McpServer, adopt_mcp_servers
 from desktop.acp.prompt_text import PromptBlock, project_note, prompt_text
 from desktop.acp.replay import REPLAY_EVENTS, replay_updates
 from desktop.acp.sessions import Session, existing_agent, open_agent, project_root_for, session_title
@@ -63,7 +60,6 @@ __all__ = ["HearthAcpAgent", "host_errors"]
 
 logger = logging.getLogger(__name__)
 
-McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 Spawn = Callable[[Coroutine[Any, Any, None]], object]
 
 
@@ -146,11 +142,8 @@ class HearthAcpAgent:
     ) -> Session:
         session = Session(agent=agent, cwd=cwd, project_root=project_root_for(cwd, self._link.data_dir))
         if mcp_servers:
-            names = ", ".join(server.name for server in mcp_servers)
-            session.notices.append(
-                f"[Hearth did not start the editor's MCP servers ({names}): an agent's MCP servers are set in "
-                "Hearth, per agent, so they run in that agent's sandbox.]"
-            )
+            with host_errors():
+                session.notices += await adopt_mcp_servers(self._link, agent, mcp_servers)
         if extra:
             session.notices.append(
                 f"[Only {session.project_root} is open to the agent; the additional folders are not.]"

@@ -65,6 +65,9 @@ def _title(name: str, args: dict[str, Any]) -> str:
         "memory_correct": f"Correct {args.get('id') or 'a fact'}: {_short(args.get('text', ''))}",
         "memory_forget": f"Forget {args.get('id') or 'a fact'}",
     }
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        _, server, tool = name.split("__", 2)
+        return titles.get(name) or f"{server}: {tool}"
     return titles.get(name) or name.replace("_", " ")
 
 

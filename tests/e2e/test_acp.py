@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from acp import RequestError, embedded_text_resource, resource_block, resource_link_block, text_block
-from acp.schema import McpServerStdio
+from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio
 
 from protocol.errors import CONNECTION_CLOSED, NOT_FOUND, PROVIDER_ERROR
 from tests.e2e.test_memory import ChatServer, _call, _chunk, _say, _system
@@ -270,8 +270,8 @@ def test_a_prompt_to_a_busy_agent_waits_its_turn_and_sessions_are_listed_resumed
         async with open_editor(editor, data, log=tmp_path / "acp.log") as (conn, _):
             listed = await conn.list_sessions()
             assert [(s.session_id, s.title) for s in listed.sessions] == [("ada", "ada"), ("bob", "bob")]
-            mcp = McpServerStdio(name="files", command="/bin/true", args=[], env=[])
-            await conn.resume_session(session_id="ada", cwd=str(project), mcp_servers=[mcp])
+            remote = HttpMcpServer(type="http", name="remote", url="http://127.0.0.1:9/mcp", headers=[])
+            await conn.resume_session(session_id="ada", cwd=str(project), mcp_servers=[remote])
             assert editor.of_kind("user_message_chunk") == [], "resume does not replay"
 
             mark = len(editor.updates)
@@ -281,7 +281,7 @@ def test_a_prompt_to_a_busy_agent_waits_its_turn_and_sessions_are_listed_resumed
             await editor.wait_for(lambda u: u["sessionUpdate"] == "agent_thought_chunk", after=mark)
             assert [(await first).stop_reason, (await second).stop_reason] == ["end_turn", "end_turn"]
             text = editor.text(after=mark)
-            assert text.startswith("[Hearth did not start the editor's MCP servers (files)")
+            assert text.startswith("[Hearth runs only local (stdio) MCP servers; remote was not added.]")
             assert text.index("first things first") < text.index(REPLY), "the second waited for the first"
 
             attached = [
@@ -305,3 +305,37 @@ def test_a_prompt_to_a_busy_agent_waits_its_turn_and_sessions_are_listed_resumed
     assert not (data / "agents/bob/transcript.jsonl").exists() or "summarize" not in (
         data / "agents/bob/transcript.jsonl"
     ).read_text(encoding="utf-8")
+
+
+def test_the_editors_mcp_server_becomes_the_agents_own_with_its_env_kept_as_a_secret(tmp_path: Path) -> None:
+    data, project = tmp_path / "data", _project(tmp_path)
+    rules = [_tool(r"(?m)^note (.+)$", "mcp__notes__add", text=r"\1"), *RULES]
+    asyncio.run(_make_agents(data, ("ada", scripted_model(*rules))))
+    notes = McpServerStdio(
+        name="Notes",
+        command=sys.executable,
+        args=[str(REPO_ROOT / "tests/support/mcp_notes.py")],
+        env=[EnvVariable(name="NOTES_TOKEN", value="tok-not-for-files")],
+    )
+    broken = McpServerStdio(name="gone", command="/nonexistent/server", args=[], env=[])
+
+    async def main() -> None:
+        editor = EditorClient(answers=["allow_once"])
+        async with open_editor(editor, data, "ada", log=tmp_path / "acp.log") as (conn, _):
+            await conn.new_session(cwd=str(project), mcp_servers=[notes])
+            done = await prompt(conn, "ada", "note buy milk")
+            assert done.stop_reason == "end_turn"
+            assert editor.text().startswith("[Added the editor's MCP servers (notes) to ada")
+            assert "tool said: added note 1: buy milk" in editor.text()
+            assert [asked["title"] for asked in editor.asked] == ["notes: add"]
+            mark = len(editor.updates)
+            await conn.new_session(cwd=str(project), mcp_servers=[broken])
+            await prompt(conn, "ada", "hi")
+            assert editor.text(after=mark).startswith("[The editor's MCP servers were not added to ada:")
+
+    asyncio.run(main())
+    settings = json.loads((data / "agents/ada/settings.json").read_text(encoding="utf-8"))
+    assert [(s["name"], s["secretEnv"]) for s in settings["mcpServers"]] == [
+        ("notes", {"NOTES_TOKEN": "acp-notes-notes_token"})
+    ]
+    assert "tok-not-for-files" not in (data / "agents/ada/settings.json").read_text(encoding="utf-8")
