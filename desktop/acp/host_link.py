@@ -14,18 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from pydantic import BaseModel
-
 from desktop.client import connect_host
 from protocol.dispatch import Router
 from protocol.errors import ConnectionClosedError, JsonRpcError
+from protocol.models.base import WireModel
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["HostLink"]
 
 logger = logging.getLogger(__name__)
 
-R = TypeVar("R", bound=BaseModel)
+R = TypeVar("R", bound=WireModel)
 
 CLIENT_NAME = "hearth-acp"
 LIVENESS_SECONDS = 1.0

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
-from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage
+from kernel.providers.base import Message, ModelConfig, StreamEnd, TextDelta, ToolCall, ToolDefinition, Usage
 from kernel.providers.scripted import ScriptedProvider
 from kernel.turn_tools import TurnTools
 from protocol.errors import PROVIDER_ERROR, REQUEST_TIMEOUT, RequestTimeoutError
@@ -163,3 +165,32 @@ def test_cancelling_keeps_the_text_streamed_so_far_as_a_partial_message() -> Non
     streamed = "".join(e[1] for e in recorder.log if e[0] == "delta")
     assert message == (streamed, [], True)
     assert 0 < len(streamed) < 400
+
+
+class _Stops:
+    """A model that says a fixed text and stops for `reason` (what a provider reports at the end of a stream)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def stream(self, request: Any) -> Any:
+        yield TextDelta("partial answer")
+        yield StreamEnd(self.reason)
+
+
+@pytest.mark.parametrize(
+    ("provider_reason", "stop_reason"),
+    [("max_tokens", "max_tokens"), ("refusal", "refusal"), ("end_turn", "end_turn"), ("stop_sequence", "end_turn")],
+)
+def test_the_final_answer_keeps_why_the_model_stopped(provider_reason: str, stop_reason: str) -> None:
+    config = ModelConfig(provider="scripted")
+    tools = TurnTools({}, None, (), lambda call: None)
+    outcome = asyncio.run(
+        run_turn(_Stops(provider_reason), config, [Message("user", "go")], tools, Recorder(), max_steps=2)
+    )
+    assert (outcome.reason, outcome.stop_reason) == ("idle", stop_reason)
+
+
+def test_a_turn_that_fails_has_no_stop_reason() -> None:
+    outcome, _ = _turn([{"match": "^never$"}])
+    assert outcome.reason == "error" and outcome.stop_reason is None

@@ -169,3 +169,29 @@ def test_an_extra_writable_root_may_not_overlap_the_data_dir(root: str) -> None:
         build_policy(D, "a1", extra_writable=(root,))
     assert caught.value.code == INVALID_PARAMS
     assert build_policy(D, "a1", extra_writable=("/home/p/proj",)).extra_writable == ("/home/p/proj",)
+
+
+ROOT = "/home/p/proj"
+WITH_ROOT = Policy(D, "a1", extra_writable=(ROOT,))
+
+
+@pytest.mark.parametrize("action", ["read", "list"])
+def test_a_project_root_is_readable_without_asking_and_nothing_beside_it_is(action: Action) -> None:
+    assert decide(WITH_ROOT, action, f"{ROOT}/src/app.py") == Allow()
+    assert decide(WITH_ROOT, action, ROOT) == Allow()
+    assert isinstance(decide(WITH_ROOT, action, "/home/p/proj2/app.py"), Ask), "a sibling is no part of it"
+    assert isinstance(decide(DIRECT, action, f"{ROOT}/src/app.py"), Ask), "without a project root it asks"
+
+
+def test_the_data_dir_keeps_its_rules_whatever_the_project_root() -> None:
+    assert isinstance(decide(WITH_ROOT, "read", f"{D}/agents/a2/memory/ledger.jsonl"), Deny)
+    assert isinstance(decide(WITH_ROOT, "read", f"{D}/secrets.bin"), Deny)
+    assert decide(WITH_ROOT, "read", f"{D}/agents/a1/memory/MEMORY.md") == Allow()
+
+
+def test_the_wire_project_root_becomes_the_runs_extra_root() -> None:
+    wire = SandboxPolicy(data_dir=D, agent_id="a1", project_root=ROOT)
+    assert policy_from_wire(wire).extra_writable == (ROOT,)
+    assert policy_from_wire(SandboxPolicy(data_dir=D, agent_id="a1")).extra_writable == ()
+    with pytest.raises(ValidationError):
+        SandboxPolicy(data_dir=D, agent_id="a1", project_root="relative")
