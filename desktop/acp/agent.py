@@ -141,6 +141,9 @@ class HearthAcpAgent:
         self, agent: AgentInfo, cwd: str, mcp_servers: list[McpServer] | None, extra: list[str] | None
     ) -> Session:
         session = Session(agent=agent, cwd=cwd, project_root=project_root_for(cwd, self._link.data_dir))
+        before = self._sessions.get(session.session_id)
+        if before is not None:  # opened again: its runs still in flight stay cancellable
+            session.runs = before.runs
         if mcp_servers:
             with host_errors():
                 session.notices += await adopt_mcp_servers(self._link, agent, mcp_servers)

@@ -339,3 +339,21 @@ def test_the_editors_mcp_server_becomes_the_agents_own_with_its_env_kept_as_a_se
         ("notes", {"NOTES_TOKEN": "acp-notes-notes_token"})
     ]
     assert "tok-not-for-files" not in (data / "agents/ada/settings.json").read_text(encoding="utf-8")
+
+
+def test_without_an_agent_named_the_sessions_title_picks_the_agent_or_makes_it(tmp_path: Path) -> None:
+    data, project = tmp_path / "data", _project(tmp_path)
+    asyncio.run(_make_agents(data, ("ada", scripted_model(*RULES))))
+
+    async def main() -> None:
+        async with open_editor(EditorClient(), data, log=tmp_path / "acp.log") as (conn, _):
+            found = await conn.new_session(cwd=str(project), mcp_servers=[], title="ADA")
+            made = await conn.new_session(cwd=str(project), mcp_servers=[], title="Code Reviewer")
+            by_folder = await conn.new_session(cwd=str(project), mcp_servers=[])
+            assert [found.session_id, made.session_id, by_folder.session_id] == ["ada", "code-reviewer", "project"]
+            assert (await prompt(conn, "ada", "hi")).stop_reason == "end_turn"
+
+    asyncio.run(main())
+    profile = json.loads((data / "agents/code-reviewer/profile.json").read_text(encoding="utf-8"))
+    assert profile["name"] == "Code Reviewer"
+    assert sorted(path.name for path in (data / "agents").iterdir()) == ["ada", "code-reviewer", "project"]
