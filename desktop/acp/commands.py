@@ -2,8 +2,9 @@
 
 `/remember TEXT` notes a fact in the person's own words (confirmed, source `human`); `/forget ID` retracts one;
 `/memory` lists the current facts; `/review` lists what waits for review and `/review ID confirm|reject` decides;
-`/why ID` shows a record's audit trail. Each is one `memory.*` call; a refusal (a secret, an unknown id) is the
-reply's text, never a failed prompt. Any other text starting with `/` goes to the agent as a message.
+`/why ID` tells why a fact is believed (`desktop.memory_story`: its source, evidence and history). Each is
+answered by `memory.*` calls; a refusal (a secret, an unknown id) is the reply's text, never a failed prompt.
+Any other text starting with `/` goes to the agent as a message.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from desktop.acp.host_link import HostLink
-from desktop.memory_cmd import format_record
+from desktop.memory_cmd import record_row
+from desktop.memory_story import fact_story, story_lines
 from protocol.errors import ConnectionClosedError, JsonRpcError
 
 __all__ = ["COMMANDS", "run_command"]
@@ -36,8 +38,24 @@ COMMANDS = [
 Handler = Callable[[HostLink, str, str], Awaitable[str]]
 
 
+class _Requester:
+    """The host link as `desktop.memory_story` calls it."""
+
+    def __init__(self, link: HostLink) -> None:
+        self._link = link
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        return await self._link.call(method, params)
+
+
+def _line(record: dict[str, Any]) -> str:
+    ident, trust, fact, key, source, recorded = record_row(record)
+    slot = f" [{key}]" if key else ""
+    return f"{ident}  {trust}  {fact}{slot}  (from {source}, {recorded})"
+
+
 def _lines(records: list[dict[str, Any]], empty: str) -> str:
-    return "\n".join(format_record(record) for record in records) if records else empty
+    return "\n".join(_line(record) for record in records) if records else empty
 
 
 async def _remember(link: HostLink, agent_id: str, text: str) -> str:
@@ -83,8 +101,7 @@ async def _why(link: HostLink, agent_id: str, args: str) -> str:
     record_id = args.strip()
     if not record_id:
         return "Usage: /why ID"
-    history = await link.call("memory.history", {"agentId": agent_id, "recordId": record_id})
-    return _lines(history["records"], f"(no history for {record_id})")
+    return "\n".join(story_lines(await fact_story(_Requester(link), agent_id, record_id)))
 
 
 _HANDLERS: dict[str, Handler] = {

@@ -1,7 +1,7 @@
 """The ACP agent's one connection to Hearth's host: made when first needed, made again once the host went away.
 
-It goes through `desktop.client.connect_host` (the one client function, so attaching to a running host or starting
-one is decided there) and is held open by a task of the caller's task group until `close`. This process never opens
+It goes through `desktop.client.connect_host` (the one client function: it attaches to the running host over its
+socket, or starts one) and is held open by a task of the caller's task group until `close`. This process never opens
 an agent's files itself: every read and write is a host method, so the host stays the one writer of each agent.
 """
 

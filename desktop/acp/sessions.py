@@ -17,6 +17,7 @@ from typing import Any
 
 from desktop.acp.errors import invalid_request, unknown_agent
 from desktop.acp.host_link import HostLink
+from desktop.names import match_agent
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.agents import AgentInfo, AgentListResult
 
@@ -88,10 +89,12 @@ async def _agents(link: HostLink) -> list[AgentInfo]:
 
 
 async def find_agent(link: HostLink, name: str) -> AgentInfo | None:
-    """The agent whose id is `name`, else the one whose name is `name` in any case."""
-    agents = await _agents(link)
-    by_id = next((agent for agent in agents if agent.agent_id == name), None)
-    return by_id or next((agent for agent in agents if agent.name.casefold() == name.casefold()), None)
+    """The agent `name` names, by id or by name in any case, as every `hearth` command finds it.
+
+    Raises:
+        JsonRpcError: CONFLICT when two agents carry that name.
+    """
+    return match_agent(await _agents(link), name)
 
 
 async def open_agent(link: HostLink, *, pinned: str | None, title: str) -> AgentInfo:

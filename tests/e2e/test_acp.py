@@ -357,3 +357,42 @@ def test_without_an_agent_named_the_sessions_title_picks_the_agent_or_makes_it(t
     profile = json.loads((data / "agents/code-reviewer/profile.json").read_text(encoding="utf-8"))
     assert profile["name"] == "Code Reviewer"
     assert sorted(path.name for path in (data / "agents").iterdir()) == ["ada", "code-reviewer", "project"]
+
+
+def test_while_an_editor_session_runs_hearth_chat_on_the_same_agent_continues_the_same_conversation(
+    tmp_path: Path,
+) -> None:
+    """Both attach to the one running host: each turn's model request carries the other client's turn."""
+    data, project = tmp_path / "data", _project(tmp_path)
+    server = ChatServer()
+    server.script(_say("Reply to the editor."), _say("Reply to the terminal."), _say("Reply to the editor again."))
+    server.start()
+    try:
+        settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}, "memory": False}
+        asyncio.run(_make_agents(data, ("ada", settings)))
+
+        async def main() -> None:
+            editor = EditorClient()
+            async with open_editor(editor, data, "ada", log=tmp_path / "acp.log") as (conn, _):
+                await conn.new_session(cwd=str(project), mcp_servers=[])
+                assert (await prompt(conn, "ada", "first from the editor")).stop_reason == "end_turn"
+                chat = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "hearth", "chat", "ada", "--data-dir", str(data),
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=REPO_ROOT,
+                )  # fmt: skip
+                async with asyncio.timeout(120):
+                    out, _ = await chat.communicate(b"then from the terminal\n")
+                assert chat.returncode == 0 and b"Reply to the terminal." in out
+                mark = len(editor.updates)
+                assert (await prompt(conn, "ada", "and the editor again")).stop_reason == "end_turn"
+                assert editor.text(after=mark) == "Reply to the editor again."
+                await conn.load_session(cwd=str(project), session_id="ada", mcp_servers=[])
+                said = [u["content"]["text"] for u in editor.of_kind("user_message_chunk")]
+                assert said == ["first from the editor", "then from the terminal", "and the editor again"]
+
+        asyncio.run(main())
+    finally:
+        server.stop()
+    sent = [json.dumps(request.body["messages"]) for request in server.requests]
+    assert "first from the editor" in sent[1] and "Reply to the editor." in sent[1], "the terminal saw the editor"
+    assert "then from the terminal" in sent[2] and "Reply to the terminal." in sent[2], "the editor saw the terminal"

@@ -48,11 +48,17 @@ def test_the_commands_offered_are_the_five_memory_acts() -> None:
         (f"/why {ID}", "memory.history", {"agentId": "ann", "recordId": ID}),
     ],
 )  # fmt: skip
-def test_each_command_is_one_memory_call(text: str, method: str, params: dict[str, Any]) -> None:
+def test_each_command_is_answered_by_the_memory_methods(text: str, method: str, params: dict[str, Any]) -> None:
     host = Host()
     reply = _run(host, text)
-    assert host.calls == [(method, params)]
+    assert host.calls[0] == (method, params)
+    assert all(called.startswith("memory.") for called, _ in host.calls)
     assert reply is not None and reply != ""
+
+
+def test_why_tells_the_facts_source_and_history() -> None:
+    reply = _run(Host(), f"/why {ID}")
+    assert reply is not None and reply.startswith(f"{ID}: The user likes tea.") and "history:" in reply
 
 
 def test_text_that_is_no_command_goes_to_the_agent_and_calls_nothing() -> None:
