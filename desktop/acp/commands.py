@@ -2,8 +2,8 @@
 
 `/remember TEXT` notes a fact in the person's own words (confirmed, source `human`); `/forget ID` retracts one;
 `/memory` lists the current facts; `/review` lists what waits for review and `/review ID confirm|reject` decides;
-`/why ID` tells why a fact is believed (`desktop.memory_story`: its source, evidence and history). Each is
-answered by `memory.*` calls; a refusal (a secret, an unknown id) is the reply's text, never a failed prompt.
+`/why ID` tells why a fact is believed (`memory.explain`: its source, the line it rests on, its reviews and
+history). Each is one `memory.*` call; a refusal (a secret, an unknown id) is the reply's text, never a failed prompt.
 Any other text starting with `/` goes to the agent as a message.
 """
 
@@ -16,7 +16,6 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from desktop.acp.host_link import HostLink
 from desktop.memory_cmd import record_row
-from desktop.memory_story import fact_story, story_lines
 from protocol.errors import ConnectionClosedError, JsonRpcError
 
 __all__ = ["COMMANDS", "run_command"]
@@ -36,16 +35,6 @@ COMMANDS = [
 ]
 
 Handler = Callable[[HostLink, str, str], Awaitable[str]]
-
-
-class _Requester:
-    """The host link as `desktop.memory_story` calls it."""
-
-    def __init__(self, link: HostLink) -> None:
-        self._link = link
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self._link.call(method, params)
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -101,7 +90,14 @@ async def _why(link: HostLink, agent_id: str, args: str) -> str:
     record_id = args.strip()
     if not record_id:
         return "Usage: /why ID"
-    return "\n".join(story_lines(await fact_story(_Requester(link), agent_id, record_id)))
+    told = await link.call("memory.explain", {"agentId": agent_id, "recordId": record_id})
+    lines = [_line(told["record"]), told["summary"]]
+    line = told.get("evidenceLine")
+    if line:
+        lines.append(f"it rests on #{line['seq']}, {line['speaker']}: {line['text']}")
+    lines.append("history:")
+    lines += [f"  {_line(step)}" for step in told.get("history", [])]
+    return "\n".join(lines)
 
 
 _HANDLERS: dict[str, Handler] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,10 @@ def test_a_fact_noted_in_a_session_is_in_a_later_sessions_prompt_and_in_memory_l
                 await conn.new_session(cwd=str(project), mcp_servers=[])
                 done = await prompt(conn, "mia", "/remember The user's cat is called Miso.")
                 assert done.stop_reason == "end_turn" and "Miso" in editor.text()
+                record_id = re.findall(r"m-[0-9a-f]{12}", editor.text())[0]
+                mark = len(editor.updates)
+                await prompt(conn, "mia", f"/why {record_id}")
+                assert editor.text(after=mark).startswith(record_id) and "history:" in editor.text(after=mark)
                 assert server.requests == [], "a slash command is answered without a model turn"
                 assert (await prompt(conn, "mia", "my dog is Rex")).stop_reason == "end_turn"
 

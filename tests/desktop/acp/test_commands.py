@@ -24,8 +24,11 @@ class Host:
         self.calls.append((method, params))
         if self.fail is not None:
             raise self.fail
-        if method == "memory.list" or method == "memory.history":
+        if method == "memory.list":
             return {"records": [RECORD], "conflicts": []}
+        if method == "memory.explain":
+            evidence = {"seq": 3, "type": "user", "speaker": "user", "text": "I like tea"}
+            return {"record": RECORD, "evidenceLine": evidence, "history": [RECORD], "summary": "The user said so."}
         return {"outcome": "recorded", "record": RECORD}
 
 
@@ -45,7 +48,7 @@ def test_the_commands_offered_are_the_five_memory_acts() -> None:
         ("/memory", "memory.list", {"agentId": "ann", "view": "current"}),
         ("/review", "memory.list", {"agentId": "ann", "view": "proposed"}),
         (f"/review {ID} reject", "memory.review", {"agentId": "ann", "recordId": ID, "decision": "reject"}),
-        (f"/why {ID}", "memory.history", {"agentId": "ann", "recordId": ID}),
+        (f"/why {ID}", "memory.explain", {"agentId": "ann", "recordId": ID}),
     ],
 )  # fmt: skip
 def test_each_command_is_answered_by_the_memory_methods(text: str, method: str, params: dict[str, Any]) -> None:
@@ -58,7 +61,8 @@ def test_each_command_is_answered_by_the_memory_methods(text: str, method: str, 
 
 def test_why_tells_the_facts_source_and_history() -> None:
     reply = _run(Host(), f"/why {ID}")
-    assert reply is not None and reply.startswith(f"{ID}: The user likes tea.") and "history:" in reply
+    assert reply is not None
+    assert reply.splitlines()[1:3] == ["The user said so.", "it rests on #3, user: I like tea"]
 
 
 def test_text_that_is_no_command_goes_to_the_agent_and_calls_nothing() -> None:

@@ -8,7 +8,7 @@ import sys
 
 from tests.support.host_process import REPO_ROOT
 
-ALLOWED_DESKTOP = {"desktop.acp", "desktop.client", "desktop.memory_cmd", "desktop.memory_story", "desktop.names"}
+ALLOWED_DESKTOP = {"desktop.acp", "desktop.client", "desktop.memory_cmd", "desktop.names"}
 
 
 def test_the_acp_agent_imports_only_the_wire_the_acp_package_and_the_host_client() -> None:
