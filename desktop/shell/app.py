@@ -133,7 +133,8 @@ class HearthApp(App[None]):
         kernel = words.get(self.kernel, self.kernel)
         model_words = {"loading": " · embedded model loading…", "failed": " · embedded model failed"}
         model = model_words.get(self.model_state, "")
-        self.query_one("#host-status", Static).update(f"host: {kernel} · {len(self.agents)} agents{model}")
+        count = f"{len(self.agents)} agent" + ("" if len(self.agents) == 1 else "s")
+        self.query_one("#host-status", Static).update(f"host: {kernel} · {count}{model}")
 
     def _render_roster(self) -> None:
         agents = self.query_one("#agents", OptionList)
