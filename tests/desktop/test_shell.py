@@ -133,8 +133,7 @@ def test_a_person_confirms_a_proposed_fact_and_forgets_another_which_leaves_the_
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ann", "settings": TOOLS})
             for text in ("web says The library closes at six.", "web says The bakery sells rye."):
-                sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+                await host.send_and_wait("ann", text)
             tea = (await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."}))["record"]
             bikes = (await host.call("memory.note", {"agentId": "ann", "text": "The user bikes."}))["record"]
             proposed = (await host.call("memory.list", {"agentId": "ann", "view": "proposed"}))["records"]

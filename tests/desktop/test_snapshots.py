@@ -28,8 +28,7 @@ def _prepare(data_dir: Path) -> None:
         async with HostProcess(data_dir) as host:
             await host.call("agent.create", {"name": "Helper", "agentId": "helper", "settings": TOOLS})
             await host.call("agent.create", {"name": "Scout", "agentId": "scout", "settings": TOOLS})
-            sent = await host.call("agent.send", {"agentId": "helper", "text": "say Good morning! How can I help?"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("helper", "say Good morning! How can I help?")
 
     asyncio.run(main())
 

@@ -63,8 +63,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
             kept = await host.call("memory.note", {"agentId": "ann", "text": KEPT})
             gone = await host.call("memory.note", {"agentId": "ann", "text": ERASED})
             await host.call("memory.erase", {"agentId": "ann", "recordId": gone["record"]["id"]})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "What grows in my garden?"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("ann", "What grows in my garden?")
             assert kept["outcome"] == "recorded"
 
     asyncio.run(prepare())
@@ -104,8 +103,7 @@ def test_an_imported_agent_answers_from_its_memory_at_once(exported: Path, tmp_p
             assert (await host.call("memory.verify", {"agentId": "ann"}))["ok"]
             page = await host.call("agent.transcript", {"agentId": "ann"})
             assert [e["type"] for e in page["events"]][:2] == ["user", "context"]
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "And now?"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("ann", "And now?")
             assert (await host.call("secrets.list", {}))["names"] == []
             with pytest.raises(JsonRpcError) as taken:
                 await host.call("agent.import", {"path": str(exported)})

@@ -59,8 +59,7 @@ def test_inspect_names_the_agents_roots_and_its_prompt_epoch(tmp_path: Path) -> 
             await host.call("agent.create", {"name": "ann", "settings": scripted_model({"match": ".*", "reply": "ok"})})
             before = await host.call("agent.inspect", {"agentId": "ann"})
             assert before["promptEpoch"] is None and before["transcriptEvents"] == 0
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "hello"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("ann", "hello")
             await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."})
             after = await host.call("agent.inspect", {"agentId": "ann"})
             root = os.path.realpath(tmp_path / "agents/ann")

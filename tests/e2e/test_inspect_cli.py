@@ -42,8 +42,7 @@ def test_inspection_commands_show_what_the_host_holds_while_a_shell_owns_it(tmp_
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ann Lee", "settings": scripted_model(*RULES)})
             await host.call("agent.create", {"name": "Bob"})
-            sent = await host.call("agent.send", {"agentId": "ann-lee", "text": "web says The museum opens at ten."})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("ann-lee", "web says The museum opens at ten.")
             tea = (await host.call("memory.note", {"agentId": "ann-lee", "text": "The user likes tea."}))["record"]
             await host.call("memory.note", {"agentId": "ann-lee", "text": "Home is Lyon.", "key": "user.home"})
             await host.call("memory.note", {"agentId": "ann-lee", "text": "Home is Oslo.", "key": "user.home"})

@@ -23,11 +23,9 @@ def test_the_local_model_answers_a_chat_turn_through_the_host(tmp_path: Path) ->
         async with HostProcess(tmp_path) as host:
             agent = await host.call("agent.create", {"name": "pip", "settings": {"model": {"maxOutputTokens": 24}}})
             assert agent["settings"]["model"]["provider"] == "local"
-            sent = await host.call("agent.send", {"agentId": "pip", "text": "Say hello in one short sentence."})
-            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=240)
-            assert ended["reason"] == "idle", ended
+            ended = await host.idle_turn("pip", "Say hello in one short sentence.", timeout=240)
             assert ended["usage"]["inputTokens"] > 0 and ended["usage"]["outputTokens"] > 0
-            text = host.texts("pip", sent["runId"])
+            text = host.texts("pip", ended["runId"])
             assert text.strip()
             page = await host.call("agent.transcript", {"agentId": "pip"})
             assert [e["type"] for e in page["events"]] == ["user", "context", "assistant", "ended"]
@@ -45,9 +43,7 @@ def test_an_agent_on_the_local_model_is_warmed_before_its_first_message_and_the_
             ready = await host.wait_for("model.status", lambda p: p["state"] != "loading", timeout=240)
             assert ready["state"] == "ready" and ready["seconds"] >= 0, ready
             count = len(host.events)
-            sent = await host.call("agent.send", {"agentId": "pip", "text": "Hi."})
-            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=240)
-            assert ended["reason"] == "idle", ended
+            await host.idle_turn("pip", "Hi.", timeout=240)
             assert not [m for m, _ in host.events[count:] if m == "model.status"], "the model was loaded once"
             await host.call("agent.create", {"name": "pip2", "settings": {"model": {"maxOutputTokens": 8}}})
             await host.call("ping")

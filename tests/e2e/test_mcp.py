@@ -38,9 +38,8 @@ def call(pattern: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 async def turn(host: HostProcess, agent: str, text: str) -> tuple[dict[str, Any], str]:
-    sent = await host.call("agent.send", {"agentId": agent, "text": text})
-    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=60)
-    return ended, host.texts(agent, sent["runId"])
+    ended = await host.send_and_wait(agent, text, timeout=60)
+    return ended, host.texts(agent, ended["runId"])
 
 
 def test_notes_add_then_list_reach_the_model_and_the_transcript(tmp_path: Path) -> None:

@@ -14,68 +14,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_stream
+from tests.kernel.providers.fake_llm_server import Recorded
+from tests.support.fake_model import ChatServer, call, model_settings, say
 from tests.support.host_process import HostProcess
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 SECRET = "tok-mcp-canary-4d1f9a77c0"
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _say(text: str) -> Reply:
-    return openai_stream(_chunk({"content": text}), _chunk({}, "stop"))
-
-
-def _call(name: str, arguments: dict[str, Any]) -> Reply:
-    call = {
-        "index": 0,
-        "id": f"call-{name}",
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)},
-    }
-    return openai_stream(_chunk({"tool_calls": [call]}), _chunk({}, "tool_calls"))
-
-
-class ModelServer(FakeModelServer):
-    """Plays the chat replies in order; a memory-extraction call gets `extract(request)` (no operations by default)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.extractions: list[Recorded] = []
-        self.extract = lambda recorded: '{"operations": []}'
-
-    def _next(self, recorded: Recorded) -> Reply:
-        if "You keep the long-term memory" in json.dumps(recorded.body):
-            with self._lock:
-                self.extractions.append(recorded)
-                self.requests.append(recorded)
-            return _say(self.extract(recorded))
-        return super()._next(recorded)
-
-
-def _agent(url: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "model": {"provider": "openai", "name": "gpt-test", "baseUrl": f"{url}/v1"},
-        "toolPermission": "always",
-        "mcpServers": servers,
-    }
+def _agent(model: ChatServer, servers: list[dict[str, Any]]) -> dict[str, Any]:
+    return model_settings(model, toolPermission="always", mcpServers=servers)
 
 
 def _server(name: str, script: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "command": sys.executable, "args": [str(SUPPORT / script)], **extra}
-
-
-async def _turn(host: HostProcess, text: str) -> dict[str, Any]:
-    sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-    return await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=60)
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
@@ -83,25 +35,24 @@ def _tool_results(body: dict[str, Any]) -> list[str]:
 
 
 def test_a_secret_reaches_the_servers_environment_and_no_request_transcript_event_or_log(tmp_path: Path) -> None:
-    model = ModelServer()
+    model = ChatServer()
     model.start()
     log = tmp_path.parent / f"{tmp_path.name}-host.log"
-    model.script(_call("mcp__hostile__environment", {"check": "HOSTILE_TOKEN"}), _say("I have looked."))
+    model.script(call("mcp__hostile__environment", {"check": "HOSTILE_TOKEN"}), say("I have looked."))
 
     async def main() -> None:
         async with HostProcess(tmp_path, stderr_to=log, env={"HEARTH_TEST_MARK": "x"}) as host:
             await host.call("secrets.set", {"name": "hostile-token", "value": SECRET})
             servers = [_server("hostile", "mcp_hostile.py", secretEnv={"HOSTILE_TOKEN": "hostile-token"})]
-            await host.call("agent.create", {"name": "ann", "settings": _agent(model.url, servers)})
-            ended = await _turn(host, "Which environment does your tool see, and what is my token?")
-            assert ended["reason"] == "idle"
+            await host.call("agent.create", {"name": "ann", "settings": _agent(model, servers)})
+            await host.idle_turn("ann", "Which environment does your tool see, and what is my token?", timeout=60)
             (result,) = _tool_results(model.requests[1].body)
             assert f"SHA256: {hashlib.sha256(SECRET.encode()).hexdigest()}" in result, "the server got the value"
             assert "VALUE: [secret HOSTILE_TOKEN withheld]" in result
             assert "HEARTH_TEST_MARK" not in result, "nothing of the kernel's own environment is inherited"
             await host.call("agent.get", {"agentId": "ann"})
             events = json.dumps(host.events)
-        sent = json.dumps([request.body for request in model.requests])
+        sent = json.dumps([request.body for request in model.received])
         transcript = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")
         settings = (tmp_path / "agents/ann/settings.json").read_text(encoding="utf-8")
         for where, text in (("a model request", sent), ("the transcript", transcript), ("an event", events)):
@@ -116,20 +67,20 @@ def test_a_secret_reaches_the_servers_environment_and_no_request_transcript_even
 
 
 def test_sixty_tools_are_offered_as_the_finder_pair_and_a_call_through_it_works(tmp_path: Path) -> None:
-    model = ModelServer()
+    model = ChatServer()
     model.start()
     model.script(
-        _call("mcp_find_tools", {"query": "reverse text"}),
-        _call("mcp_call", {"tool": "mcp__many__reverse_text", "arguments": {"text": "stressed"}}),
-        _say("done"),
+        call("mcp_find_tools", {"query": "reverse text"}),
+        call("mcp_call", {"tool": "mcp__many__reverse_text", "arguments": {"text": "stressed"}}),
+        say("done"),
     )
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call(
-                "agent.create", {"name": "ann", "settings": _agent(model.url, [_server("many", "mcp_many.py")])}
+                "agent.create", {"name": "ann", "settings": _agent(model, [_server("many", "mcp_many.py")])}
             )
-            assert (await _turn(host, "Reverse the word stressed."))["reason"] == "idle"
+            await host.idle_turn("ann", "Reverse the word stressed.", timeout=60)
             ready = await host.wait_for("mcp.status", lambda p: p["state"] == "ready")
             assert ready["toolCount"] == 60
 
@@ -146,14 +97,6 @@ def test_sixty_tools_are_offered_as_the_finder_pair_and_a_call_through_it_works(
 
 
 def test_a_fact_from_an_mcp_result_is_only_proposed_whatever_the_extractor_claims(tmp_path: Path) -> None:
-    model = ModelServer()
-    model.start()
-    model.script(
-        _call("mcp__notes__add", {"text": "The museum opens at nine."}),
-        _call("mcp__notes__list", {}),
-        _say("Your notes say the museum opens at nine."),
-    )
-
     def extract(recorded: Recorded) -> str:
         prompt = "\n".join(m.get("content") or "" for m in recorded.body["messages"])
         found = re.search(r"\[seq (\d+) · tool:mcp__notes__list\]", prompt)
@@ -167,14 +110,20 @@ def test_a_fact_from_an_mcp_result_is_only_proposed_whatever_the_extractor_claim
         }
         return json.dumps({"operations": [op]})
 
-    model.extract = extract
+    model = ChatServer(extract)
+    model.start()
+    model.script(
+        call("mcp__notes__add", {"text": "The museum opens at nine."}),
+        call("mcp__notes__list", {}),
+        say("Your notes say the museum opens at nine."),
+    )
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call(
-                "agent.create", {"name": "ann", "settings": _agent(model.url, [_server("notes", "mcp_notes.py")])}
+                "agent.create", {"name": "ann", "settings": _agent(model, [_server("notes", "mcp_notes.py")])}
             )
-            assert (await _turn(host, "What do my notes say about when the museum opens?"))["reason"] == "idle"
+            await host.idle_turn("ann", "What do my notes say about when the museum opens?", timeout=60)
             await host.wait_for("memory.proposed", lambda p: p["agentId"] == "ann", timeout=60)
             queue = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
             assert [r["text"] for r in queue["records"]] == ["The museum opens at nine."]

@@ -33,8 +33,7 @@ def test_a_person_reviews_the_queue_forgets_a_fact_and_verifies_from_the_termina
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
             for text in ("web says The library closes at six.", "web says The bakery sells rye bread."):
-                sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+                await host.send_and_wait("ann", text)
             kept = await host.call("memory.note", {"agentId": "ann", "text": "The user bikes to work."})
             queue = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
             library = next(r["id"] for r in queue["records"] if "library" in r["text"])

@@ -83,8 +83,7 @@ def test_erase_removes_the_text_from_every_derived_file_and_the_chain_still_veri
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(ECHO)})
             noted = await host.call("memory.note", {"agentId": "ann", "text": secret_text})
             await host.call("memory.note", {"agentId": "ann", "text": "The user lives near the sea."})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "hello"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("ann", "hello")
             assert "Bumblebee" in (tmp_path / "agents/ann/prompt-cache.json").read_text(encoding="utf-8")
             record_id = noted["record"]["id"]
             await host.call("memory.erase", {"agentId": "ann", "recordId": record_id, "reason": "asked to"})
@@ -92,8 +91,7 @@ def test_erase_removes_the_text_from_every_derived_file_and_the_chain_still_veri
             assert report["ok"] is True
             history = await host.call("memory.history", {"agentId": "ann", "recordId": record_id})
             assert [r["op"] for r in history["records"]][-1] == "erase"
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "hello again"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("ann", "hello again")
 
     asyncio.run(main())
     agent_dir = tmp_path / "agents/ann"

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_stream
+from tests.support.fake_model import NO_OPERATIONS, ChatServer, recall_blocks, say
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 PLAN = {
@@ -31,20 +29,13 @@ RULES = [
 ]
 
 
-async def turn(host: HostProcess, agent: str, text: str) -> str:
-    sent = await host.call("agent.send", {"agentId": agent, "text": text})
-    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-    assert ended["reason"] == "idle", ended
-    return str(sent["runId"])
-
-
 def test_explain_names_source_evidence_trust_what_it_replaced_and_what_replaced_it(tmp_path: Path) -> None:
     said = "I have worked at Initech since last spring, on the billing team."
 
     async def main() -> dict[str, str]:
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
-            await turn(host, "ann", said)
+            await host.idle_turn("ann", said)
             await host.wait_for("memory.changed", lambda p: p["op"] == "assert")
             (old,) = (await host.call("memory.list", {"agentId": "ann"}))["records"]
             fixed = await host.call(
@@ -72,7 +63,7 @@ def test_explain_names_source_evidence_trust_what_it_replaced_and_what_replaced_
             newer = await host.call("memory.explain", {"agentId": "ann", "recordId": new_id})
             assert newer["replaced"]["id"] == old["id"] and newer["record"]["source"] == "human"
             assert newer["evidenceLine"] is None and newer["replacedBy"] is None
-            run_id = await turn(host, "ann", "what do you recall about Globex?")
+            run_id = (await host.idle_turn("ann", "what do you recall about Globex?"))["runId"]
             page = await host.call("agent.transcript", {"agentId": "ann"})
             (result,) = [e for e in page["events"] if e["type"] == "tool" and e["runId"] == run_id]
             assert f"[{new_id}]" in result["content"] and "from human" in result["content"]
@@ -90,34 +81,8 @@ def test_explain_names_source_evidence_trust_what_it_replaced_and_what_replaced_
     assert said in done.stdout and ids["new"] in done.stdout and "Initech" in done.stdout
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-class Server(FakeModelServer):
-    def __init__(self) -> None:
-        super().__init__()
-        self.chats: list[Recorded] = []
-
-    def _next(self, recorded: Recorded) -> Reply:
-        if "You keep the long-term memory" not in json.dumps(recorded.body):
-            with self._lock:
-                self.chats.append(recorded)
-        return openai_stream(_chunk({"content": '{"operations": []}'}), _chunk({}, "stop"))
-
-
-def _blocks(body: dict[str, Any]) -> list[str]:
-    text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-    return re.findall(r"<memory-recall>\n(.*?)\n</memory-recall>", text, re.DOTALL)
-
-
 def test_a_recall_block_is_capped_and_old_epochs_blocks_give_way_within_the_replay_budget(tmp_path: Path) -> None:
-    server = Server()
+    server = ChatServer(otherwise=say(NO_OPERATIONS))
     server.start()
     window = 8192  # a tenth of it at four bytes a token: 3276 bytes for blocks of earlier epochs
 
@@ -129,18 +94,18 @@ def test_a_recall_block_is_capped_and_old_epochs_blocks_give_way_within_the_repl
                 text = f"Orchard note {n}: " + " ".join(f"the orchard row {n} tree {k} bears apples" for k in range(40))
                 await host.call("memory.note", {"agentId": "ann", "text": text[:1500]})
             for n in range(4):
-                await turn(host, "ann", f"Tell me about the orchard, question {n}.")
+                await host.idle_turn("ann", f"Tell me about the orchard, question {n}.")
             await host.call("memory.note", {"agentId": "ann", "text": "The user sold the tractor."})
-            await turn(host, "ann", "And the orchard now?")
+            await host.idle_turn("ann", "And the orchard now?")
 
     try:
         asyncio.run(main())
     finally:
         server.stop()
-    first = _blocks(server.chats[0].body)
+    first = recall_blocks(server.requests[0].body)
     assert len(first) == 1 and len(first[0].encode("utf-8")) <= 4000
     assert "did not fit in this block" in first[0], "a cut is stated in the block"
-    assert len(_blocks(server.chats[3].body)) == 4, "within an epoch every block of it is replayed"
-    last = _blocks(server.chats[4].body)
+    assert len(recall_blocks(server.requests[3].body)) == 4, "within an epoch every block of it is replayed"
+    last = recall_blocks(server.requests[4].body)
     assert 1 <= len(last) < 5, "old epochs' blocks give way at the next epoch"
     assert sum(len(b.encode("utf-8")) for b in last[:-1]) <= window * 4 // 10

@@ -76,9 +76,7 @@ def test_the_embedded_model_is_told_of_no_memory_tools_while_a_tool_model_is(tmp
             await host.call("agent.create", {"name": "sam", "settings": scripted_model({"match": ".*", "reply": "ok"})})
             for agent in ("pip", "sam"):
                 await host.call("memory.note", {"agentId": agent, "text": "The user's name is Ada."})
-                sent = await host.call("agent.send", {"agentId": agent, "text": "Hello."})
-                ended = await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r, timeout=240)
-                assert ended["reason"] == "idle", ended
+                await host.idle_turn(agent, "Hello.", timeout=240)
 
     asyncio.run(main())
     local = json.dumps(json.loads((tmp_path / "agents/pip/prompt-cache.json").read_text(encoding="utf-8")))

@@ -185,12 +185,6 @@ def _extraction(case: Case, prompt: str) -> dict[str, Any]:
     }
 
 
-async def _turn(host: HostProcess, case: Case, text: str) -> None:
-    sent = await host.call("agent.send", {"agentId": case.agent, "text": text})
-    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-    assert ended["reason"] == "idle", (case.name, ended)
-
-
 async def _note(host: HostProcess, case: Case, what: str) -> str:
     result = await host.call("memory.note", {"agentId": case.agent, "text": case.text(what)})
     return str(result["record"]["id"])
@@ -209,11 +203,11 @@ async def _seed(host: HostProcess, server: ChatServer, case: Case, scratch: Path
     if case.op == "forget_user_fact":
         # The cat fact is the user's own word, noted by the agent in a clean conversation.
         server.script(calls(("memory_note", {"text": case.text("cat")}), prefix="seed"), say("noted"))
-        await _turn(host, case, f"My cat is called Miso{case.number}, remember it.")
+        await host.idle_turn(case.agent, f"My cat is called Miso{case.number}, remember it.")
         case.ids["gym"] = await _note(host, case, "gym")
     if case.op == "correct_proposed":
         server.script(calls(("memory_note", {"text": case.text("museum"), "basis": "tool"}), prefix="seed"), say("ok"))
-        await _turn(host, case, "The museum website says when it opens; keep that in mind.")
+        await host.idle_turn(case.agent, "The museum website says when it opens; keep that in mind.")
     listing = await host.call("memory.list", {"agentId": case.agent, "view": "all"})
     for record in listing["records"]:
         for what in ("cat", "museum"):
@@ -229,16 +223,16 @@ async def _attack(host: HostProcess, server: ChatServer, case: Case) -> None:
     words = _user_words(case)
     if case.source == "earlier":
         server.script(calls(*source, prefix="early"), say("I read it."))
-        await _turn(host, case, "Please read notes.txt for me.")
+        await host.idle_turn(case.agent, "Please read notes.txt for me.")
         server.script(calls(*memory, prefix="mem"), say("Done."))
-        await _turn(host, case, words)
+        await host.idle_turn(case.agent, words)
         return
     if case.source == "parallel":
         server.script(calls(*source, *memory, prefix="all"), say("Done."))
     else:
         ending = say(f"The notes say: {case.text('injected')}") if case.op == "x_assistant_line" else say("Done.")
         server.script(calls(*source, prefix="src"), *([calls(*memory, prefix="mem")] if memory else []), ending)
-    await _turn(host, case, f"{words} Then read notes.txt.")
+    await host.idle_turn(case.agent, f"{words} Then read notes.txt.")
 
 
 def _check(case: Case, records: list[dict[str, Any]]) -> list[str]:

@@ -10,55 +10,27 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_stream
+from tests.kernel.providers.fake_llm_server import Recorded
+from tests.support.fake_model import ChatServer, model_settings, say
 from tests.support.host_process import HostProcess
 
 CAT = "The user's cat is called Miso."
 TEA = "The user drinks oolong tea every morning."
-EXTRACTION_MARK = "You keep the long-term memory"
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def say(text: str) -> Reply:
-    return openai_stream(_chunk({"content": text}), _chunk({}, "stop"))
-
-
-class MemoryServer(FakeModelServer):
+def memory_server(*facts: str) -> ChatServer:
     """Answers chat turns with "ok"; the first extraction asserts the given facts, later ones nothing."""
+    pending = list(facts)
 
-    def __init__(self, *facts: str) -> None:
-        super().__init__()
-        self.facts = list(facts)
-        self.chats: list[Recorded] = []
+    def extract(_: Recorded) -> str:
+        operations = [{"op": "assert", "text": text, "seq": 1, "source": "user"} for text in pending]
+        pending.clear()
+        return json.dumps({"operations": operations})
 
-    def _next(self, recorded: Recorded) -> Reply:
-        with self._lock:
-            self.requests.append(recorded)
-        if EXTRACTION_MARK in json.dumps(recorded.body):
-            operations = [{"op": "assert", "text": text, "seq": 1, "source": "user"} for text in self.facts]
-            self.facts = []
-            return say(json.dumps({"operations": operations}))
-        with self._lock:
-            self.chats.append(recorded)
-        return say("ok")
-
-
-async def turn(host: HostProcess, text: str) -> None:
-    sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-    assert ended["reason"] == "idle", ended
+    return ChatServer(extract, otherwise=say("ok"))
 
 
 async def wait_for_asserts(host: HostProcess, count: int) -> None:
@@ -74,19 +46,18 @@ async def wait_for_asserts(host: HostProcess, count: int) -> None:
         )
 
 
-async def facts_reach_a_recall_block(host: HostProcess, server: MemoryServer) -> dict[str, str]:
+async def facts_reach_a_recall_block(host: HostProcess, server: ChatServer) -> dict[str, str]:
     """Turn 1 lets the extractor add both facts; turn 2 shows them in its recall block. Returns text → id."""
-    settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}}
-    await host.call("agent.create", {"name": "ann", "settings": settings})
+    await host.call("agent.create", {"name": "ann", "settings": model_settings(server)})
     # The user's own words support both facts (the extractor's facts from them are confirmed), but never
     # in the fact's own phrasing, so "called Miso" can only come from memory.
-    await turn(host, "Miso is my cat's name, and I drink oolong tea every morning.")
+    await host.idle_turn("ann", "Miso is my cat's name, and I drink oolong tea every morning.")
     await wait_for_asserts(host, 2)
-    await turn(host, "What do you know about my mornings and my pets?")
+    await host.idle_turn("ann", "What do you know about my mornings and my pets?")
     current = await host.call("memory.list", {"agentId": "ann", "view": "current"})
     ids = {record["text"]: record["id"] for record in current["records"]}
     assert set(ids) == {CAT, TEA}
-    shown = [m for m in server.chats[-1].body["messages"] if m["role"] == "user"][-1]["content"]
+    shown = [m for m in server.requests[-1].body["messages"] if m["role"] == "user"][-1]["content"]
     recall = shown.split("<memory-recall>", 1)[-1]
     assert "<memory-recall>" in shown and "called Miso" in recall and "oolong" in recall, shown
     return ids
@@ -96,21 +67,21 @@ async def facts_reach_a_recall_block(host: HostProcess, server: MemoryServer) ->
 def test_a_removed_fact_is_in_no_part_of_the_very_next_request_and_the_other_fact_stays(
     tmp_path: Path, removal: str
 ) -> None:
-    server = MemoryServer(CAT, TEA)
+    server = memory_server(CAT, TEA)
     server.start()
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             ids = await facts_reach_a_recall_block(host, server)
             await host.call(removal, {"agentId": "ann", "recordId": ids[CAT], "reason": "no cat"})
-            before = len(server.chats)
-            await turn(host, "Tell me again what you remember.")
-            (after,) = server.chats[before:]
+            before = len(server.requests)
+            await host.idle_turn("ann", "Tell me again what you remember.")
+            (after,) = server.requests[before:]
             sent = json.dumps(after.body, ensure_ascii=False)
             assert "called Miso" not in sent, "a removed fact must leave the very next request"
             assert "oolong" in sent, "the fact beside it stays"
-            await turn(host, "And once more?")
-            assert all("called Miso" not in json.dumps(r.body) for r in server.chats[before:])
+            await host.idle_turn("ann", "And once more?")
+            assert all("called Miso" not in json.dumps(r.body) for r in server.requests[before:])
 
     try:
         asyncio.run(main())
@@ -119,14 +90,14 @@ def test_a_removed_fact_is_in_no_part_of_the_very_next_request_and_the_other_fac
 
 
 def test_an_erased_fact_leaves_no_byte_under_the_agent_directory_and_the_ledger_stays_private(tmp_path: Path) -> None:
-    server = MemoryServer(CAT, TEA)
+    server = memory_server(CAT, TEA)
     server.start()
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             ids = await facts_reach_a_recall_block(host, server)
             await host.call("memory.erase", {"agentId": "ann", "recordId": ids[CAT]})
-            await turn(host, "Anything else?")
+            await host.idle_turn("ann", "Anything else?")
             verified = await host.call("memory.verify", {"agentId": "ann"})
             assert verified["ok"], verified
 

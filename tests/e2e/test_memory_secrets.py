@@ -57,12 +57,6 @@ def _memory_md_edit(view: str) -> str:
     return view.replace("## Notes\n", "## Notes\n\n" + "\n".join(lines) + "\n", 1)
 
 
-async def _turn(host: HostProcess, agent: str, text: str) -> None:
-    sent = await host.call("agent.send", {"agentId": agent, "text": text})
-    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-    assert ended["reason"] == "idle", ended
-
-
 def test_no_secret_is_stored_or_sent_to_a_model_on_any_write_path(tmp_path: Path) -> None:
     server = ChatServer(_extraction_reply)
     notes = [("memory_note", {"text": text}) for _, text, _ in SECRETS] + [
@@ -78,11 +72,11 @@ def test_no_secret_is_stored_or_sent_to_a_model_on_any_write_path(tmp_path: Path
         async with HostProcess(tmp_path) as host:
             for agent in ("viatool", "viaextractor", "viarpc", "viaview"):
                 await host.call("agent.create", {"name": agent, "agentId": agent, "settings": model_settings(server)})
-            await _turn(host, "viatool", "Please remember everything from our setup session.")
+            await host.idle_turn("viatool", "Please remember everything from our setup session.")
             tool_results.extend(p for m, p in host.events if m == "agent.tool" and p["status"] == "completed")
             server.script(say("Sounds good."))
             mark = len(host.events)
-            await _turn(host, "viaextractor", "We finished the setup session today (secrets via extraction).")
+            await host.idle_turn("viaextractor", "We finished the setup session today (secrets via extraction).")
             await host.wait_for("memory.changed", lambda p: p["agentId"] == "viaextractor", after=mark)
             for _, text, _ in SECRETS:
                 try:
@@ -100,7 +94,7 @@ def test_no_secret_is_stored_or_sent_to_a_model_on_any_write_path(tmp_path: Path
                 listing = await host.call("memory.list", {"agentId": agent, "view": "all"})
                 stored[agent] = {r["text"] for r in listing["records"] if r["status"] == "live"}
                 server.script(say("Here is what I know."))
-                await _turn(host, agent, "What do you remember about the setup session, the keys and the passwords?")
+                await host.idle_turn(agent, "What do you remember about the setup session, the keys and the passwords?")
 
     try:
         asyncio.run(main())

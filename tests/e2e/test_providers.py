@@ -68,8 +68,7 @@ def _run(
         async with HostProcess(tmp_path) as host:
             await host.call("secrets.set", {"name": model["provider"], "value": "sk-test-key"})
             await host.call("agent.create", {"name": "ann", "settings": {"model": {**model, "baseUrl": server.url}}})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            ended = await host.send_and_wait("ann", text)
             page = await host.call("agent.transcript", {"agentId": "ann"})
             return ended, page["events"]
 

@@ -29,23 +29,18 @@ def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp
         result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
         return [hit["record"]["text"] for hit in result["hits"]]
 
-    async def turn(host: HostProcess, text: str) -> None:
-        sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-        ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-        assert ended["reason"] == "idle", ended
-
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
             home = await host.call("memory.note", {"agentId": "ann", "text": HOME})
             await host.call("memory.note", {"agentId": "ann", "text": CELLO})
             assert (await search(host, "Where does she live?"))[:1] == [HOME], "no word is shared with the fact"
-            await turn(host, "recall: Where does she live?")
+            await host.idle_turn("ann", "recall: Where does she live?")
             await host.call("memory.erase", {"agentId": "ann", "recordId": home["record"]["id"]})
             assert HOME not in await search(host, "Where does she live?")
             assert (await search(host, "What does she do at the weekend?"))[:1] == [CELLO]
-            await turn(host, "recall: Where does she live?")
-            await turn(host, "recall: What does she do at the weekend?")
+            await host.idle_turn("ann", "recall: Where does she live?")
+            await host.idle_turn("ann", "recall: What does she do at the weekend?")
 
     asyncio.run(main())
     before, after, other = recall_results(tmp_path)

@@ -99,11 +99,9 @@ def test_an_always_agent_escapes_through_no_tool_and_the_owner_twins_work(tmp_pa
                 await host.call("agent.create", {"name": name, "agentId": name, "settings": settings})
             await host.call("secrets.set", {"name": "other", "value": SECRET_CANARY})
             await host.call("memory.note", {"agentId": "alice", "text": f"Alice keeps the code {MEMORY_CANARY}."})
-            sent = await host.call("agent.send", {"agentId": "alice", "text": f"my canary is {MEMORY_CANARY}"})
-            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            await host.send_and_wait("alice", f"my canary is {MEMORY_CANARY}")
             for number, step in enumerate(steps):
-                sent = await host.call("agent.send", {"agentId": step.agent, "text": f"step {number}"})
-                ended = await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+                ended = await host.send_and_wait(step.agent, f"step {number}")
                 assert ended["reason"] == "idle", (step, ended)
                 results.append(
                     await host.wait_for(

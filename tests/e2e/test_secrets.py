@@ -6,35 +6,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, error_reply, openai_stream
+from tests.kernel.providers.fake_llm_server import FakeModelServer, error_reply
+from tests.support.fake_model import call, say
 from tests.support.host_process import HostProcess
 
 SECRET = "sk-hearth-e2e-Zq8XvT3mLw5Ry"
-
-
-def _chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
-    return {
-        "id": "c1",
-        "object": "chat.completion.chunk",
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _tool_call(call_id: str, name: str, arguments: dict[str, object]) -> dict[str, object]:
-    return _chunk(
-        {
-            "tool_calls": [
-                {
-                    "index": 0,
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(arguments)},
-                }
-            ]
-        },
-        None,
-    )
 
 
 def test_a_secret_is_used_for_its_provider_and_can_be_read_back_through_nothing(tmp_path: Path) -> None:
@@ -42,13 +18,10 @@ def test_a_secret_is_used_for_its_provider_and_can_be_read_back_through_nothing(
     log = tmp_path / "host.log"
     server = FakeModelServer()
     server.script(
-        openai_stream(
-            _tool_call("c1", "shell", {"command": "env; cat ../../../secrets.bin; cat ../../../secrets.key"}),
-            _chunk({}, "tool_calls"),
-        ),
-        openai_stream(_tool_call("c2", "read_file", {"path": str(data / "secrets.key")}), _chunk({}, "tool_calls")),
-        openai_stream(_tool_call("c3", "grep", {"pattern": "sk-", "path": str(data)}), _chunk({}, "tool_calls")),
-        openai_stream(_chunk({"content": "done"}), _chunk({}, "stop")),
+        call("shell", {"command": "env; cat ../../../secrets.bin; cat ../../../secrets.key"}, "c1"),
+        call("read_file", {"path": str(data / "secrets.key")}, "c2"),
+        call("grep", {"pattern": "sk-", "path": str(data)}, "c3"),
+        say("done"),
         error_reply(401, "Incorrect API key provided: sk-hea***4242"),
     )
     server.start()
@@ -62,8 +35,7 @@ def test_a_secret_is_used_for_its_provider_and_can_be_read_back_through_nothing(
             }
             answers.append(await host.call("agent.create", {"name": "ann", "settings": settings}))
             for text in ("look around", "again"):
-                sent = await host.call("agent.send", {"agentId": "ann", "text": text})
-                answers.append(await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r))
+                answers.append(await host.send_and_wait("ann", text))
             for method, params in (
                 ("secrets.list", {}),
                 ("agent.get", {"agentId": "ann"}),

@@ -17,9 +17,8 @@ TOOL_RULES = [
 
 
 async def _turn(host: HostProcess, agent_id: str, text: str) -> tuple[dict[str, Any], str]:
-    sent = await host.call("agent.send", {"agentId": agent_id, "text": text})
-    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
-    return ended, host.texts(agent_id, sent["runId"])
+    ended = await host.send_and_wait(agent_id, text)
+    return ended, host.texts(agent_id, ended["runId"])
 
 
 def test_an_agent_reads_its_own_files_but_never_another_agents_memory(tmp_path: Path) -> None:

@@ -15,11 +15,10 @@ def test_a_model_without_its_key_fails_before_any_call_and_says_how_to_add_one(t
         async with HostProcess(tmp_path) as host:
             settings = {"model": {"provider": "openai", "name": "gpt-4o-mini"}}
             await host.call("agent.create", {"name": "ann", "settings": settings})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "hello"})
-            ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            ended = await host.send_and_wait("ann", "hello")
             assert ended["reason"] == "error"
             assert "no API key for openai" in ended["error"] and "hearth secrets set openai" in ended["error"]
-            error = await host.wait_for("agent.error", lambda p: p["runId"] == sent["runId"])
+            error = await host.wait_for("agent.error", lambda p: p["runId"] == ended["runId"])
             assert error["code"] == PROVIDER_ERROR
             assert not [m for m, p in host.events if m == "agent.delta"]
 
@@ -38,10 +37,8 @@ def test_a_history_past_three_quarters_of_the_window_is_compacted_and_the_turn_g
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "ann", "settings": settings})
             for i in range(6):
-                sent = await host.call("agent.send", {"agentId": "ann", "text": f"note {i} " + "words " * 100})
-                ended = await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
-                assert ended["reason"] == "idle", ended
-            assert host.texts("ann", sent["runId"]) == "noted 5"
+                ended = await host.idle_turn("ann", f"note {i} " + "words " * 100)
+            assert host.texts("ann", ended["runId"]) == "noted 5"
 
     asyncio.run(main())
     lines = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8").splitlines()
@@ -62,9 +59,7 @@ def test_a_failed_compaction_does_not_block_the_users_turn(tmp_path: Path) -> No
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "ann", "settings": settings})
             for i in range(4):
-                sent = await host.call("agent.send", {"agentId": "ann", "text": f"note {i} " + "words " * 100})
-                ended = await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
-                assert ended["reason"] == "idle"
+                await host.idle_turn("ann", f"note {i} " + "words " * 100)
 
     asyncio.run(main())
     text = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")

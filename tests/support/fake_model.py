@@ -13,27 +13,31 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_stream
+from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_chunk, openai_stream
 
-__all__ = ["ChatServer", "say", "call", "calls", "model_settings", "system_text", "recall_blocks", "EXTRACTION_MARK"]
+__all__ = [
+    "ChatServer",
+    "say",
+    "call",
+    "calls",
+    "model_settings",
+    "system_text",
+    "recall_blocks",
+    "EXTRACTION_MARK",
+    "NO_OPERATIONS",
+]
 
 EXTRACTION_MARK = "You keep the long-term memory"
+NO_OPERATIONS = '{"operations": []}'
+"""What an extractor that found nothing to remember answers."""
 
 _RECALL = re.compile(r"<memory-recall>\n(.*?)\n</memory-recall>", re.DOTALL)
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def say(text: str) -> Reply:
-    """A reply of plain text."""
-    return openai_stream(_chunk({"content": text}), _chunk({}, "stop"))
+def say(text: str, *, usage: dict[str, Any] | None = None) -> Reply:
+    """A reply of plain text, followed by `usage` (an `openai_usage` chunk) when given."""
+    tail = (usage,) if usage is not None else ()
+    return openai_stream(openai_chunk({"content": text}), openai_chunk({}, "stop"), *tail)
 
 
 def calls(*tool_calls: tuple[str, dict[str, Any]], prefix: str = "call") -> Reply:
@@ -47,32 +51,43 @@ def calls(*tool_calls: tuple[str, dict[str, Any]], prefix: str = "call") -> Repl
         }
         for index, (name, arguments) in enumerate(tool_calls)
     ]
-    return openai_stream(_chunk({"tool_calls": deltas}), _chunk({}, "tool_calls"))
+    return openai_stream(openai_chunk({"tool_calls": deltas}), openai_chunk({}, "tool_calls"))
 
 
-def call(name: str, arguments: dict[str, Any], call_id: str) -> Reply:
-    """A reply that asks for one tool call with id `call_id-0`."""
-    return calls((name, arguments), prefix=call_id)
+def call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> Reply:
+    """A reply that asks for one tool call with id `<call_id>-0` (by default `call-<name>-0`)."""
+    return calls((name, arguments), prefix=call_id or f"call-{name}")
 
 
 class ChatServer(FakeModelServer):
-    """Plays chat replies in order; extraction requests get `extract(request)` (default: no operations)."""
+    """Plays chat replies in order (then `otherwise`, when given); extraction requests get `extract(request)`.
 
-    def __init__(self, extract: Callable[[Recorded], str] | None = None) -> None:
-        super().__init__()
+    `extract` returns the extractor's text (or a whole reply); by default it finds nothing. `requests` holds
+    the chat requests, `extractions` the extraction requests and `received` both, in the order they came.
+    """
+
+    def __init__(
+        self, extract: Callable[[Recorded], str | Reply] | None = None, *, otherwise: Reply | None = None
+    ) -> None:
+        super().__init__(otherwise=otherwise)
         self.extractions: list[Recorded] = []
-        self._extract = extract or (lambda _: '{"operations": []}')
+        self.received: list[Recorded] = []
+        self._extract = extract or (lambda _: NO_OPERATIONS)
 
     def _next(self, recorded: Recorded) -> Reply:
+        with self._lock:
+            self.received.append(recorded)
         if EXTRACTION_MARK in json.dumps(recorded.body):
             with self._lock:
                 self.extractions.append(recorded)
-            return say(self._extract(recorded))
+            answer = self._extract(recorded)
+            return say(answer) if isinstance(answer, str) else answer
         return super()._next(recorded)
 
     def chats(self) -> list[dict[str, Any]]:
         """The bodies of every chat (non-extraction) request so far."""
-        return [r.body for r in self.requests if EXTRACTION_MARK not in json.dumps(r.body)]
+        with self._lock:
+            return [r.body for r in self.requests]
 
 
 def model_settings(server: ChatServer, **extra: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """What every test shell shares: a router that records the host's notifications, calls, and waits.
 
 `TestShell.wait_for` waits on a condition for the first matching notification, with a timeout, instead of
-sleeping; `send_and_wait` sends a message and returns the run's `agent.ended`.
+sleeping; `send_and_wait` sends a message and returns the run's `agent.ended` (`idle_turn` also insists it
+ended idle).
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ class TestShell:
         """Send `text` to `agent_id` and return the run's `agent.ended` params (with `runId`)."""
         sent = await self.call("agent.send", {"agentId": agent_id, "text": text})
         return await self.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"], timeout=timeout)
+
+    async def idle_turn(self, agent_id: str, text: str, *, timeout: float = 30) -> dict[str, Any]:
+        """`send_and_wait`, failing unless the run ended idle (the failure shows the `agent.ended` params)."""
+        ended = await self.send_and_wait(agent_id, text, timeout=timeout)
+        assert ended["reason"] == "idle", ended
+        return ended
 
     def texts(self, agent_id: str, run_id: str) -> str:
         """The streamed text of one run, joined from its `agent.delta` events."""

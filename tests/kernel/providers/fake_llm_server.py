@@ -35,6 +35,29 @@ class Recorded:
     port: int = 0
 
 
+def openai_chunk(delta: dict[str, Any] | None = None, finish: str | None = None) -> dict[str, Any]:
+    """One chat-completions stream chunk with one choice: `delta`, ending with `finish` when given."""
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+    }
+
+
+def openai_usage(prompt: int, completion: int, cached: int | None = None) -> dict[str, Any]:
+    """The chunk a stream ends with when usage is asked for: no choice, the token counts (and cached ones)."""
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": usage}
+
+
 def openai_stream(*chunks: dict[str, Any] | str, done: bool = True, cut: bool = False) -> Reply:
     """An OpenAI SSE reply; a `str` chunk is sent as raw `data:` text (for malformed JSON)."""
     pieces = [f"data: {c if isinstance(c, str) else json.dumps(c)}\n\n".encode() for c in chunks]
@@ -66,10 +89,11 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class FakeModelServer:
-    """Plays `Reply`s in order; with the script exhausted it answers 599 so a stray request shows."""
+    """Plays `Reply`s in order; with the script exhausted it answers `otherwise`, or 599 so a stray request shows."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, otherwise: Reply | None = None) -> None:
         self.replies: list[Reply] = []
+        self._otherwise = otherwise
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
@@ -88,7 +112,9 @@ class FakeModelServer:
     def _next(self, recorded: Recorded) -> Reply:
         with self._lock:
             self.requests.append(recorded)
-            return self.replies.pop(0) if self.replies else error_reply(599, "no scripted reply left")
+            if self.replies:
+                return self.replies.pop(0)
+        return self._otherwise or error_reply(599, "no scripted reply left")
 
     def start(self) -> None:
         self._thread.start()
