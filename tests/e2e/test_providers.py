@@ -7,22 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, Reply, anthropic_stream, error_reply, openai_stream
+from tests.kernel.providers.fake_llm_server import (
+    FakeModelServer,
+    Reply,
+    anthropic_stream,
+    error_reply,
+    openai_chunk,
+    openai_stream,
+    openai_usage,
+)
+from tests.support.fake_model import say
 from tests.support.host_process import HostProcess
-
-
-def _openai_chunk(
-    delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    chunk: dict[str, Any] = {
-        "id": "c1",
-        "object": "chat.completion.chunk",
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    if usage is not None:
-        chunk["usage"] = usage
-    return chunk
 
 
 def _anthropic_text(text: str, *, input_tokens: int, cache_read: int) -> Reply:
@@ -93,7 +88,7 @@ def test_anthropic_usage_with_cached_tokens_is_in_the_transcript_and_the_end_eve
 
 def test_a_stream_cut_in_the_middle_keeps_the_partial_text_and_ends_with_a_clear_error(tmp_path: Path) -> None:
     server = FakeModelServer()
-    server.script(openai_stream(_openai_chunk({"content": "Hello wor"}), done=False, cut=True))
+    server.script(openai_stream(openai_chunk({"content": "Hello wor"}), done=False, cut=True))
     ended, events = _run(tmp_path, server, {"provider": "openai", "name": "gpt-test"}, "hello")
     assert ended["reason"] == "error" and "interrupted" in ended["error"]
     kinds = [(e["type"], e.get("text"), e.get("partial")) for e in events]
@@ -103,10 +98,10 @@ def test_a_stream_cut_in_the_middle_keeps_the_partial_text_and_ends_with_a_clear
 
 def test_a_rate_limit_is_retried_and_the_turn_succeeds(tmp_path: Path) -> None:
     server = FakeModelServer()
-    usage = {"prompt_tokens": 50, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 32}}
+    usage = openai_usage(50, 3, cached=32)
     server.script(
         error_reply(429, "slow down", headers={"retry-after": "0"}),
-        openai_stream(_openai_chunk({"content": "Fine."}), _openai_chunk({}, "stop"), _openai_chunk({}, None, usage)),
+        say("Fine.", usage=usage),
     )
     ended, events = _run(tmp_path, server, {"provider": "openai", "name": "gpt-test"}, "hello")
     assert ended["reason"] == "idle" and len(server.requests) == 2

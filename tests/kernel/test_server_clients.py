@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -13,7 +12,8 @@ from protocol.dispatch import Router
 from protocol.models.kernel import SummarizeResult
 from protocol.peer import JsonRpcPeer
 from protocol.transport import memory_transport_pair
-from tests.kernel.providers.fake_llm_server import FakeModelServer, openai_stream
+from tests.kernel.providers.fake_llm_server import FakeModelServer
+from tests.support.fake_model import say
 
 
 @pytest.fixture
@@ -24,14 +24,6 @@ def model_server() -> Iterator[FakeModelServer]:
         yield server
     finally:
         server.stop()
-
-
-def _reply(text: str) -> Any:
-    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [choice]}
-
-    return openai_stream(chunk({"content": text}, None), chunk({}, "stop"))
 
 
 def test_model_calls_of_one_configuration_share_a_client_that_is_closed_at_shutdown(
@@ -45,7 +37,7 @@ def test_model_calls_of_one_configuration_share_a_client_that_is_closed_at_shutd
         reading = asyncio.create_task(host.serve())
         model = {"provider": "openai", "name": "m", "baseUrl": model_server.url + "/v1", "apiKey": "sk-test-one"}
         params = {"messages": [{"role": "user", "content": "sum up"}], "model": model}
-        model_server.script(_reply("first"), _reply("second"), _reply("third"))
+        model_server.script(say("first"), say("second"), say("third"))
         texts = [(await host.request("summarize", params, SummarizeResult)).text for _ in range(2)]
         assert texts == ["first", "second"]
         assert len(kernel.clients) == 1

@@ -15,26 +15,12 @@ from kernel.providers.base import Message, ModelConfig, ModelRequest
 from kernel.providers.clients import ClientKey, ClientPool
 from kernel.providers.openai_compat import OpenAICompatProvider
 from kernel.providers.registry import open_provider
-from tests.kernel.providers.fake_llm_server import FakeModelServer, openai_stream
+from tests.kernel.providers.fake_llm_server import FakeModelServer
 from tests.kernel.providers.streaming import collect, text_of
+from tests.support.fake_model import say
 
 KEY = "sk-test-0123456789abcdef-first"
 OTHER_KEY = "sk-test-0123456789abcdef-second"
-
-
-def _chunk(content: str | None = None, finish: str | None = None) -> dict[str, Any]:
-    delta = {"content": content} if content is not None else {}
-    return {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _reply(text: str) -> Any:
-    return openai_stream(_chunk(text), _chunk(finish="stop"))
 
 
 def _config(server: FakeModelServer, **overrides: Any) -> ModelConfig:
@@ -56,7 +42,7 @@ async def _call(pool: ClientPool | None, config: ModelConfig) -> str:
 def test_two_calls_with_one_configuration_share_one_client_and_its_connection(model_server: FakeModelServer) -> None:
     async def main() -> None:
         pool = ClientPool()
-        model_server.script(_reply("one"), _reply("two"))
+        model_server.script(say("one"), say("two"))
         assert await _call(pool, _config(model_server)) == "one"
         assert await _call(pool, _config(model_server)) == "two"
         assert len(pool) == 1
@@ -69,7 +55,7 @@ def test_two_calls_with_one_configuration_share_one_client_and_its_connection(mo
 
 def test_without_a_pool_each_call_builds_and_closes_its_own_client(model_server: FakeModelServer) -> None:
     async def main() -> None:
-        model_server.script(_reply("one"), _reply("two"))
+        model_server.script(say("one"), say("two"))
         assert await _call(None, _config(model_server)) == "one"
         assert await _call(None, _config(model_server)) == "two"
 
@@ -81,7 +67,7 @@ def test_without_a_pool_each_call_builds_and_closes_its_own_client(model_server:
 def test_a_changed_key_or_base_url_gets_its_own_client(model_server: FakeModelServer) -> None:
     async def main() -> None:
         pool = ClientPool()
-        model_server.script(_reply("a"), _reply("b"), _reply("c"), _reply("d"))
+        model_server.script(say("a"), say("b"), say("c"), say("d"))
         await _call(pool, _config(model_server))
         await _call(pool, _config(model_server, api_key=OTHER_KEY))
         await _call(pool, _config(model_server, base_url=model_server.url + "/v1/"))

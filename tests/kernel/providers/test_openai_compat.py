@@ -23,7 +23,15 @@ from kernel.providers.base import (
 from kernel.providers.openai_compat import OpenAICompatProvider
 from kernel.providers.retry import RetryPolicy
 from protocol.errors import INVALID_PARAMS, PROVIDER_ERROR
-from tests.kernel.providers.fake_llm_server import FakeClock, FakeModelServer, Reply, error_reply, openai_stream
+from tests.kernel.providers.fake_llm_server import (
+    FakeClock,
+    FakeModelServer,
+    Reply,
+    error_reply,
+    openai_chunk,
+    openai_stream,
+    openai_usage,
+)
 from tests.kernel.providers.streaming import collect, run, run_failing, text_of
 
 KEY = "sk-test-0123456789abcdef-secret"
@@ -37,31 +45,7 @@ def chunk(
         delta["content"] = content
     if tool_calls is not None:
         delta["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def usage_chunk(prompt: int, completion: int, cached: int | None = None) -> dict[str, Any]:
-    usage: dict[str, Any] = {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
-    if cached is not None:
-        usage["prompt_tokens_details"] = {"cached_tokens": cached}
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [],
-        "usage": usage,
-    }
+    return openai_chunk(delta, finish)
 
 
 def config(server: FakeModelServer, **overrides: Any) -> ModelConfig:
@@ -76,7 +60,7 @@ def request(cfg: ModelConfig, *messages: Message, tools: tuple[ToolDefinition, .
 
 
 def test_plain_text_streams_as_deltas_then_usage_then_end(model_server: FakeModelServer, clock: FakeClock) -> None:
-    model_server.script(openai_stream(chunk("Hel"), chunk("lo"), chunk(finish="stop"), usage_chunk(12, 2)))
+    model_server.script(openai_stream(chunk("Hel"), chunk("lo"), chunk(finish="stop"), openai_usage(12, 2)))
     events = run(OpenAICompatProvider(config(model_server), clock=clock), request(config(model_server)))
     assert events == [
         TextDelta("Hel"),
@@ -109,7 +93,7 @@ def test_two_parallel_tool_calls_split_across_chunks_are_assembled(model_server:
             chunk(tool_calls=[{"index": 0, "function": {"arguments": 'tern": "todo"}'}}]),
             chunk(tool_calls=[{"index": 1, "function": {"arguments": 'th": "a.txt"}'}}]),
             chunk(finish="tool_calls"),
-            usage_chunk(40, 30),
+            openai_usage(40, 30),
         )
     )
     events = run(OpenAICompatProvider(config(model_server)), request(config(model_server)))
@@ -122,7 +106,7 @@ def test_two_parallel_tool_calls_split_across_chunks_are_assembled(model_server:
 
 
 def test_cached_prompt_tokens_are_read_into_usage(model_server: FakeModelServer) -> None:
-    model_server.script(openai_stream(chunk("ok"), chunk(finish="stop"), usage_chunk(2048, 1, cached=1920)))
+    model_server.script(openai_stream(chunk("ok"), chunk(finish="stop"), openai_usage(2048, 1, cached=1920)))
     events = run(OpenAICompatProvider(config(model_server)), request(config(model_server)))
     assert UsageReport(Usage(input_tokens=2048, output_tokens=1, cached_input_tokens=1920)) in events
 
