@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-
-import pytest
 
 from kernel.server import KernelServer
 from protocol.dispatch import Router
@@ -14,16 +11,6 @@ from protocol.peer import JsonRpcPeer
 from protocol.transport import memory_transport_pair
 from tests.kernel.providers.fake_llm_server import FakeModelServer
 from tests.support.fake_model import say
-
-
-@pytest.fixture
-def model_server() -> Iterator[FakeModelServer]:
-    server = FakeModelServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_model_calls_of_one_configuration_share_a_client_that_is_closed_at_shutdown(

@@ -5,13 +5,10 @@ Helpers are fixtures (not imports) so the suite works under any pytest import mo
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -121,16 +118,3 @@ class World:
 def world(tmp_path: Path) -> World:
     return World(tmp_path / "data").build()
 
-
-@pytest.fixture
-def arun() -> Callable[[Coroutine[Any, Any, Any]], Any]:
-    """Run one coroutine to completion, bounded by a timeout."""
-
-    def run(coro: Coroutine[Any, Any, Any]) -> Any:
-        async def bounded() -> Any:
-            async with asyncio.timeout(60):
-                return await coro
-
-        return asyncio.run(bounded())
-
-    return run

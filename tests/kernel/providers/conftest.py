@@ -1,22 +1,10 @@
-"""Fixtures for the provider tests: a scripted model server on 127.0.0.1 and a clock that never sleeps."""
+"""Fixtures for the provider tests: a clock that never sleeps (the model server is `tests/kernel/conftest.py`'s)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.kernel.providers.fake_llm_server import FakeClock, FakeModelServer
-
-
-@pytest.fixture
-def model_server() -> Iterator[FakeModelServer]:
-    server = FakeModelServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+from tests.kernel.providers.fake_llm_server import FakeClock
 
 
 @pytest.fixture

@@ -5,11 +5,8 @@ Helpers are fixtures (not imports) so the suite works under any pytest import mo
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -49,16 +46,3 @@ def env(tmp_path: Path) -> Env:
         (data / "agents" / agent_id / "memory" / "MEMORY.md").write_text(f"{agent_id} likes tea\n", encoding="utf-8")
     return Env(data)
 
-
-@pytest.fixture
-def arun() -> Callable[[Coroutine[Any, Any, Any]], Any]:
-    """Run one coroutine to completion, bounded by a timeout."""
-
-    def run(coro: Coroutine[Any, Any, Any]) -> Any:
-        async def bounded() -> Any:
-            async with asyncio.timeout(60):
-                return await coro
-
-        return asyncio.run(bounded())
-
-    return run
