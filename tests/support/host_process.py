@@ -19,7 +19,7 @@ from protocol.peer import JsonRpcPeer
 from protocol.transport import process_transport
 from tests.support.shell import TestShell
 
-__all__ = ["HostProcess", "scripted_model", "REPO_ROOT"]
+__all__ = ["HostProcess", "scripted_model", "spawn_host", "REPO_ROOT"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,6 +27,23 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def scripted_model(*rules: dict[str, Any]) -> dict[str, Any]:
     """Agent settings for a scripted model with these rules (wire form)."""
     return {"model": {"provider": "scripted", "rules": list(rules)}}
+
+
+async def spawn_host(data_dir: Path, *, stderr: Any, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+    """Start `python -m host --data-dir DATA_DIR` from the repository, its stdin and stdout on pipes."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "host",
+        "--data-dir",
+        str(data_dir),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        cwd=REPO_ROOT,
+        env=env,
+        limit=READ_LIMIT,
+    )
 
 
 class HostProcess(TestShell):
@@ -56,19 +73,7 @@ class HostProcess(TestShell):
         return self
 
     async def _start(self, stderr: Any) -> None:
-        self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "host",
-            "--data-dir",
-            str(self.data_dir),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-            cwd=REPO_ROOT,
-            env=self._env,
-            limit=READ_LIMIT,
-        )
+        self.process = await spawn_host(self.data_dir, stderr=stderr, env=self._env)
         self.peer = JsonRpcPeer(process_transport(self.process), self.router, name="host", default_timeout=30)
         self._serving = asyncio.create_task(self.peer.serve())
         if self._initialize:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic_core import from_json
 
-from protocol.framing import READ_LIMIT
 from protocol.models.host import PROTOCOL_VERSION
-from tests.support.host_process import REPO_ROOT
+from tests.support.host_process import spawn_host
 
 __all__ = ["HostDiedError", "RawHost", "parse_strict"]
 
@@ -47,18 +45,7 @@ class RawHost:
         if self._stderr_to is not None:
             stderr = open(self._stderr_to, "ab")  # the child keeps its own copy; ours closes below
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "host",
-                "--data-dir",
-                str(self.data_dir),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-                cwd=REPO_ROOT,
-                limit=READ_LIMIT,
-            )
+            self.process = await spawn_host(self.data_dir, stderr=stderr)
         finally:
             if self._stderr_to is not None:
                 stderr.close()
