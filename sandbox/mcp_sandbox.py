@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sandbox import landlock
-from sandbox.os_sandbox import _PATH, Launch, ShellSandbox, _landlock_read_only_system, _system_binds
+from sandbox.confinement import SEARCH_PATH, base_env, bwrap_prefix, landlock_argv, system_trees
+from sandbox.os_sandbox import Launch, ShellSandbox
 from sandbox.paths import is_within
 from sandbox.policy import Policy
 
@@ -123,33 +124,15 @@ def server_env(
 
     Every name the MCP client would otherwise copy from the kernel's own environment is set here.
     """
-    env = {
-        "PATH": f"{os.path.dirname(program.program)}:{_PATH}",
-        "HOME": policy.workspace,
-        "PWD": policy.workspace,
-        "TMPDIR": tmp_dir,
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "SHELL": "/bin/sh",
-        "USER": "hearth",
-        "LOGNAME": "hearth",
-        "HEARTH_SANDBOX": kind,
-    }
+    env = base_env(policy.workspace, tmp_dir, kind, path=f"{os.path.dirname(program.program)}:{SEARCH_PATH}")
+    env.update(PWD=policy.workspace, SHELL="/bin/sh", USER="hearth", LOGNAME="hearth")
     env.update(program.env)
     env.update(secrets)
     return tuple(env.items())
 
 
 def _bwrap_argv(policy: Policy, bwrap: str, program: ServerProgram) -> list[str]:
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
-    if program.network:
-        args.append("--share-net")
-    args += _system_binds()
-    if program.network:
-        resolv = os.path.realpath("/etc/resolv.conf")
-        if not resolv.startswith(("/etc/", "/usr/")):
-            args += ["--ro-bind-try", resolv, resolv]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args = bwrap_prefix(bwrap, network=program.network)
     bound = server_read_paths(policy, program)
     for path in bound:
         args += ["--ro-bind", path, path]
@@ -203,10 +186,10 @@ def server_launch(
         return Launch(tuple(_bwrap_argv(confined, sandbox.executable, program)), env, "/")
     if tmp_dir is None:
         raise ValueError("a Landlock MCP server needs its own temp dir")
-    read_only = (*_landlock_read_only_system(), *server_read_paths(confined, program, landlock_rules=True))
+    read_only = (*system_trees(), *server_read_paths(confined, program, landlock_rules=True))
     rules = landlock.LandlockRules(
         read_only=read_only, read_write=(confined.workspace, tmp_dir), network=program.network
     )
-    spec = landlock.LaunchSpec(rules, sandbox.landlock_abi, confined.workspace, (program.program, *program.args))
-    argv = (sandbox.executable, "-I", "-S", landlock.__file__, spec.to_json())
+    command = (program.program, *program.args)
+    argv = landlock_argv(sandbox.executable, sandbox.landlock_abi, rules, confined.workspace, command)
     return Launch(argv, server_env(confined, program, tmp_dir, sandbox.kind, secrets), "/")

@@ -1,16 +1,15 @@
 """The shell's OS sandbox: a filesystem view that says what the policy says, or no shell at all.
 
-bubblewrap first: system directories read-only, the data dir hidden under an empty tmpfs with only the run's
-memory (read-only) and workspace (read-write) bound back, a private /tmp, /proc and /dev, every namespace
-unshared (the network too unless the policy allows it), no capabilities, a new session, and the sandbox dies
-with its parent. Landlock where bubblewrap is missing (ABI 4+, so TCP can be turned off). Where neither works,
-detection returns `Unavailable(reason)`: the shell is not offered (fail closed, never open).
+bubblewrap first, with the system view and flags every confined program gets (`sandbox.confinement`: the
+network only when the policy allows it): the data dir hidden under an empty tmpfs with only the run's memory
+(read-only) and workspace (read-write) bound back. Landlock where bubblewrap is missing (ABI 4+, so TCP can
+be turned off). Where neither works, detection returns `Unavailable(reason)`: the shell is not offered (fail
+closed, never open).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sandbox import landlock
+from sandbox.confinement import SEARCH_PATH, base_env, bwrap_prefix, landlock_argv, system_trees
 from sandbox.policy import Policy
 from sandbox.programs import Unavailable, trusted_program
 
@@ -25,9 +25,6 @@ __all__ = ["SandboxMode", "ShellSandbox", "Unavailable", "Launch", "detect_shell
 
 SandboxMode = Literal["auto", "bubblewrap", "landlock", "off"]
 
-_SYSTEM_DIRS = ("/usr", "/etc")
-_SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 _PROBE_TIMEOUT = 10.0
 
 
@@ -70,37 +67,19 @@ class ShellSandbox:
         if tmp_dir is None:
             raise ValueError("a Landlock shell needs its own temp dir")
         rules = landlock.LandlockRules(
-            read_only=_landlock_read_only(policy), read_write=(policy.workspace, tmp_dir), network=policy.network
+            read_only=(*system_trees(), policy.work_dir or policy.memory_dir),
+            read_write=(policy.workspace, tmp_dir),
+            network=policy.network,
         )
-        spec = landlock.LaunchSpec(rules, self.landlock_abi, policy.workspace, shell)
-        argv = (self.executable, "-I", "-S", landlock.__file__, spec.to_json())
+        argv = landlock_argv(self.executable, self.landlock_abi, rules, policy.workspace, shell)
         return Launch(argv, shell_env(policy, tmp_dir, self.kind), "/")
 
 
 def shell_env(policy: Policy, tmp_dir: str, kind: str) -> tuple[tuple[str, str], ...]:
     """The shell's whole environment: nothing is inherited, so no secret of the host can leak in."""
-    return (
-        ("PATH", _PATH),
-        ("HOME", policy.workspace),
-        ("TMPDIR", tmp_dir),
-        ("LANG", "C.UTF-8"),
-        ("TERM", "dumb"),
-        ("PAGER", "cat"),
-        ("GIT_PAGER", "cat"),
-        ("HEARTH_SANDBOX", kind),
-    )
-
-
-def _system_binds() -> list[str]:
-    args: list[str] = []
-    for path in _SYSTEM_DIRS:
-        args += ["--ro-bind-try", path, path]
-    for path in _SYSTEM_LINKS:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    return args
+    env = base_env(policy.workspace, tmp_dir, kind)
+    env.update(PAGER="cat", GIT_PAGER="cat")
+    return tuple(env.items())
 
 
 def bwrap_argv(policy: Policy, bwrap: str, command: tuple[str, ...]) -> list[str]:
@@ -114,15 +93,7 @@ def bwrap_argv(policy: Policy, bwrap: str, command: tuple[str, ...]) -> list[str
     Returns:
         The argv list (never a shell string).
     """
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
-    if policy.network:
-        args.append("--share-net")
-    args += _system_binds()
-    if policy.network:
-        resolv = os.path.realpath("/etc/resolv.conf")
-        if not resolv.startswith(("/etc/", "/usr/")):
-            args += ["--ro-bind-try", resolv, resolv]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args = bwrap_prefix(bwrap, network=policy.network)
     # An empty tmpfs over the data dir hides everything in it, even where a system bind would cover it.
     args += ["--tmpfs", policy.data_dir]
     if policy.work_dir is not None:
@@ -133,14 +104,10 @@ def bwrap_argv(policy: Policy, bwrap: str, command: tuple[str, ...]) -> list[str
     return args
 
 
-def _landlock_read_only(policy: Policy) -> tuple[str, ...]:
-    return (*_landlock_read_only_system(), policy.work_dir or policy.memory_dir)
-
-
 def _probe(argv: list[str]) -> str | None:
     """None when `argv` runs and exits 0, else the first line of what went wrong."""
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT, env={"PATH": _PATH}, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT, env={"PATH": SEARCH_PATH}, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode == 0:
@@ -154,8 +121,7 @@ def _bubblewrap(bash: str) -> ShellSandbox | Unavailable:
     if isinstance(found, Unavailable):
         return found
     bwrap = found.path
-    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", *_system_binds()]
-    failure = _probe([*argv, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", bash, "-c", "exit 0"])
+    failure = _probe([*bwrap_prefix(bwrap, network=False), "--", bash, "-c", "exit 0"])
     if failure is not None:
         return Unavailable(f"bubblewrap cannot create a sandbox here ({failure})")
     return ShellSandbox("bubblewrap", bwrap, bash)
@@ -166,16 +132,11 @@ def _landlock(bash: str) -> ShellSandbox | Unavailable:
     if abi < 4:
         why = "is not enabled in this kernel" if abi == 0 else f"ABI {abi} cannot turn the network off (4 needed)"
         return Unavailable(f"Landlock {why}")
-    rules = landlock.LandlockRules(read_only=_landlock_read_only_system(), read_write=())
-    spec = landlock.LaunchSpec(rules, abi, "/", (bash, "-c", "exit 0"))
-    failure = _probe([sys.executable, "-I", "-S", landlock.__file__, spec.to_json()])
+    rules = landlock.LandlockRules(read_only=system_trees(), read_write=())
+    failure = _probe(list(landlock_argv(sys.executable, abi, rules, "/", (bash, "-c", "exit 0"))))
     if failure is not None:
         return Unavailable(f"Landlock cannot confine the shell here ({failure})")
     return ShellSandbox("landlock", sys.executable, bash, abi)
-
-
-def _landlock_read_only_system() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(os.path.realpath(p) for p in (*_SYSTEM_DIRS, *_SYSTEM_LINKS) if os.path.exists(p)))
 
 
 @functools.lru_cache(maxsize=8)
@@ -190,7 +151,7 @@ def detect_shell_sandbox(mode: SandboxMode = "auto") -> ShellSandbox | Unavailab
     """
     if mode == "off":
         return Unavailable("the shell is turned off in Hearth's settings")
-    program = trusted_program("bash", shutil.which("bash", path=_PATH))
+    program = trusted_program("bash", shutil.which("bash", path=SEARCH_PATH))
     if isinstance(program, Unavailable):
         return program
     bash = program.path
