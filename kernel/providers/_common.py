@@ -1,5 +1,5 @@
 """What the remote providers share: the key check before a call, the names used in messages, tool-argument
-parsing, Retry-After and the translation of transport errors into `Failure`s.
+parsing, Retry-After and the translation of transport and SDK errors into `Failure`s.
 
 Usage convention for every provider: `Usage.input_tokens` counts every prompt token, cached or not;
 `cached_input_tokens` is the part served from the provider's prompt cache and `cache_write_tokens` the
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +32,7 @@ __all__ = [
     "parse_tool_arguments",
     "retry_after_seconds",
     "map_transport_errors",
+    "map_sdk_errors",
     "error_detail",
 ]
 
@@ -139,3 +141,25 @@ def map_transport_errors() -> Iterator[None]:
         raise Failure("connection", detail=type(exc).__name__ + (f": {exc}" if str(exc) else "")) from None
     except json.JSONDecodeError as exc:
         raise Failure("malformed", detail=f"a chunk was not valid JSON ({exc.msg})") from None
+
+
+@contextmanager
+def map_sdk_errors(sdk: ModuleType, status_failure: Callable[[Any], Failure]) -> Iterator[None]:
+    """Translate an official SDK's exceptions (and the transport's below them) into `Failure`s.
+
+    The `openai` and `anthropic` SDKs are generated from one template and name their errors alike: a status
+    error becomes `status_failure(exc)`, a timeout, a connection failure and any other API error their kinds.
+    """
+    try:
+        with map_transport_errors():
+            yield
+    except sdk.APIStatusError as exc:
+        raise status_failure(exc) from None
+    except sdk.APITimeoutError:
+        raise Failure("timeout") from None
+    except sdk.APIConnectionError as exc:
+        cause = exc.__cause__
+        raise Failure("connection", detail=f"{type(cause).__name__}: {cause}" if cause else exc.message) from None
+    except sdk.APIError as exc:
+        # An error object inside an otherwise healthy stream.
+        raise Failure("provider_error", detail=error_detail(exc.body, exc.message)) from None

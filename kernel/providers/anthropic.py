@@ -9,8 +9,7 @@ call is emitted when its block closes. Usage adds cache reads and writes to the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anthropic
@@ -18,7 +17,7 @@ import httpx2
 
 from kernel.providers._common import (
     error_detail,
-    map_transport_errors,
+    map_sdk_errors,
     parse_tool_arguments,
     require_model_name,
     retry_after_seconds,
@@ -77,7 +76,7 @@ async def _attempt(client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> As
     usage = _UsageCounter()
     stop_reason: str | None = None
     finished = False
-    with _map_errors():
+    with map_sdk_errors(anthropic, _status_failure):
         stream = await client.messages.create(**body)
         async with stream:
             async for event in stream:
@@ -191,27 +190,14 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-@contextmanager
-def _map_errors() -> Iterator[None]:
-    """The `anthropic` SDK's exceptions as `Failure`s, keyed the way `RETRY_TABLE` is."""
-    try:
-        with map_transport_errors():
-            yield
-    except anthropic.APIStatusError as exc:
-        status = exc.status_code
-        if status < 400:
-            # An `event: error` inside the stream: the status is the stream's 200, the type says what failed.
-            status = _ERROR_TYPES.get(str(exc.type or ""), 500)
-        raise Failure(
-            status,
-            status=status,
-            retry_after=retry_after_seconds(exc.response.headers),
-            detail=exc.api_message or error_detail(exc.body, f"HTTP {status}"),
-        ) from None
-    except anthropic.APITimeoutError:
-        raise Failure("timeout") from None
-    except anthropic.APIConnectionError as exc:
-        cause = exc.__cause__
-        raise Failure("connection", detail=f"{type(cause).__name__}: {cause}" if cause else exc.message) from None
-    except anthropic.APIError as exc:
-        raise Failure("provider_error", detail=error_detail(exc.body, exc.message)) from None
+def _status_failure(exc: anthropic.APIStatusError) -> Failure:
+    status = exc.status_code
+    if status < 400:
+        # An `event: error` inside the stream: the status is the stream's 200, the type says what failed.
+        status = _ERROR_TYPES.get(str(exc.type or ""), 500)
+    return Failure(
+        status,
+        status=status,
+        retry_after=retry_after_seconds(exc.response.headers),
+        detail=exc.api_message or error_detail(exc.body, f"HTTP {status}"),
+    )

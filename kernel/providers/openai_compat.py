@@ -9,8 +9,7 @@ with arguments parsed (a malformed one is a clear `ProviderError`). Usage is req
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +18,7 @@ import openai
 
 from kernel.providers._common import (
     error_detail,
-    map_transport_errors,
+    map_sdk_errors,
     parse_tool_arguments,
     require_model_name,
     retry_after_seconds,
@@ -72,7 +71,7 @@ async def _attempt(client: openai.AsyncOpenAI, body: dict[str, Any]) -> AsyncGen
     calls = _ToolCallAssembler()
     finish: str | None = None
     usage = Usage()
-    with _map_errors():
+    with map_sdk_errors(openai, _status_failure):
         stream = await client.chat.completions.create(**body)
         async with stream:
             async for chunk in stream:
@@ -188,24 +187,10 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def _map_errors() -> Iterator[None]:
-    """The `openai` SDK's exceptions as `Failure`s, keyed the way `RETRY_TABLE` is."""
-    try:
-        with map_transport_errors():
-            yield
-    except openai.APIStatusError as exc:
-        raise Failure(
-            exc.status_code,
-            status=exc.status_code,
-            retry_after=retry_after_seconds(exc.response.headers),
-            detail=error_detail(exc.body, f"HTTP {exc.status_code}"),
-        ) from None
-    except openai.APITimeoutError:
-        raise Failure("timeout") from None
-    except openai.APIConnectionError as exc:
-        cause = exc.__cause__
-        raise Failure("connection", detail=f"{type(cause).__name__}: {cause}" if cause else exc.message) from None
-    except openai.APIError as exc:
-        # An error object inside an otherwise healthy stream.
-        raise Failure("provider_error", detail=error_detail(exc.body, exc.message)) from None
+def _status_failure(exc: openai.APIStatusError) -> Failure:
+    return Failure(
+        exc.status_code,
+        status=exc.status_code,
+        retry_after=retry_after_seconds(exc.response.headers),
+        detail=error_detail(exc.body, f"HTTP {exc.status_code}"),
+    )
