@@ -1,12 +1,14 @@
 """The memory's typed errors: each reaches the wire with its own code, and the tools turn them into plain words.
 
-All of them are `HostError`s. The sensitive-content refusal names the kind of secret it saw, never the secret.
+All of them are `MemoryStoreError`s, and each kind the host already has is also that host error (a missing
+record is a `NotFoundError`), so its wire code is written once, in `host.errors`. The sensitive-content refusal
+names the kind of secret it saw, never the secret.
 """
 
 from __future__ import annotations
 
-from host.errors import HostError
-from protocol.errors import BUSY, CONFLICT, INVALID_PARAMS, NOT_FOUND, SENSITIVE_CONTENT, STORAGE_FAILED
+from host.errors import BusyError, ConflictError, HostError, InvalidRequestError, NotFoundError
+from protocol.errors import SENSITIVE_CONTENT, STORAGE_FAILED
 
 __all__ = [
     "MemoryStoreError",
@@ -24,16 +26,12 @@ class MemoryStoreError(HostError):
     """Root of the errors the memory raises on purpose."""
 
 
-class UnknownAgentError(MemoryStoreError):
+class UnknownAgentError(MemoryStoreError, NotFoundError):
     """No agent directory for that id."""
 
-    CODE = NOT_FOUND
 
-
-class RecordNotFoundError(MemoryStoreError):
+class RecordNotFoundError(MemoryStoreError, NotFoundError):
     """No record with that id in this agent's memory (or it was erased)."""
-
-    CODE = NOT_FOUND
 
 
 class SensitiveContentError(MemoryStoreError):
@@ -42,22 +40,16 @@ class SensitiveContentError(MemoryStoreError):
     CODE = SENSITIVE_CONTENT
 
 
-class InvalidMemoryRequestError(MemoryStoreError):
+class InvalidMemoryRequestError(MemoryStoreError, InvalidRequestError):
     """A value is malformed: an unknown tier, a date that is not ISO 8601, empty text."""
 
-    CODE = INVALID_PARAMS
 
-
-class MemoryStateError(MemoryStoreError):
+class MemoryStateError(MemoryStoreError, ConflictError):
     """The record is not in a state that allows the act (reviewing a fact that is not proposed)."""
 
-    CODE = CONFLICT
 
-
-class MemoryLockedError(MemoryStoreError):
+class MemoryLockedError(MemoryStoreError, BusyError):
     """Another process holds this agent's memory: there is one writer per agent's memory."""
-
-    CODE = BUSY
 
 
 class LedgerWriteError(MemoryStoreError):

@@ -7,9 +7,26 @@ import inspect
 import pkgutil
 
 import host.memory
-from host.errors import HostError
-from host.memory.errors import MemoryStoreError
-from protocol.errors import INTERNAL_ERROR
+from host.errors import BusyError, ConflictError, HostError, InvalidRequestError, NotFoundError
+from host.memory.errors import (
+    InvalidMemoryRequestError,
+    LedgerWriteError,
+    MemoryLockedError,
+    MemoryStateError,
+    MemoryStoreError,
+    RecordNotFoundError,
+    SensitiveContentError,
+    UnknownAgentError,
+)
+from protocol.errors import (
+    BUSY,
+    CONFLICT,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    NOT_FOUND,
+    SENSITIVE_CONTENT,
+    STORAGE_FAILED,
+)
 
 
 def _memory_exception_classes() -> list[type[BaseException]]:
@@ -36,3 +53,17 @@ def test_every_memory_error_is_exported_and_carries_a_code_of_its_own() -> None:
         assert cls.__name__ in host.memory.__all__, cls
         if cls is not MemoryStoreError:
             assert cls.CODE != INTERNAL_ERROR, cls
+
+
+def test_a_memory_error_of_a_kind_the_host_has_is_that_host_error_with_its_code() -> None:
+    kinds = {
+        UnknownAgentError: (NotFoundError, NOT_FOUND),
+        RecordNotFoundError: (NotFoundError, NOT_FOUND),
+        InvalidMemoryRequestError: (InvalidRequestError, INVALID_PARAMS),
+        MemoryStateError: (ConflictError, CONFLICT),
+        MemoryLockedError: (BusyError, BUSY),
+    }
+    for cls, (kind, code) in kinds.items():
+        assert issubclass(cls, kind) and cls("x").code == code, cls
+    for cls, code in {SensitiveContentError: SENSITIVE_CONTENT, LedgerWriteError: STORAGE_FAILED}.items():
+        assert cls("x").code == code and not issubclass(cls, tuple(kind for kind, _ in kinds.values())), cls
