@@ -10,18 +10,21 @@ import pytest
 
 PACKAGES = [
     "protocol",
+    "protocol.models",
     "host",
     "host.memory",
     "host.prompt",
     "host.rpc",
     "host.runs",
     "host.store",
+    "host.together",
     "kernel",
     "kernel.mcp",
     "kernel.providers",
     "kernel.tools",
     "sandbox",
     "desktop",
+    "desktop.shell",
     "hearth",
 ]
 
