@@ -12,13 +12,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from kernel.convert import to_config, to_message, to_usage_info
 from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
 from kernel.mcp import McpPool, ServerSpec, mcp_turn_tools
-from kernel.providers.base import Message, ModelConfig, ToolCall, ToolDefinition, Usage, Warmable
+from kernel.providers.base import ToolCall, ToolDefinition, Usage, Warmable
 from kernel.providers.clients import ClientPool
 from kernel.providers.registry import open_provider
 from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver, resolve_rg
+from kernel.turn_events import TextCollector, TurnNotifier
 from kernel.turn_tools import CURRENT_CALL, LocalToolLike, TurnTools
 from protocol.dispatch import Router
 from protocol.errors import RUN_FAILED, JsonRpcError
@@ -27,10 +29,8 @@ from protocol.models.host import PROTOCOL_VERSION
 from protocol.models.kernel import (
     ApprovalRequestParams,
     ApprovalRequestResult,
-    ChatMessage,
     KernelInitializeParams,
     KernelInitializeResult,
-    ModelSpec,
     RunRef,
     SessionCloseParams,
     ShellAvailability,
@@ -41,118 +41,22 @@ from protocol.models.kernel import (
     ToolSet,
     ToolSpec,
     TurnCancelResult,
-    TurnDeltaEvent,
     TurnEndedEvent,
-    TurnMessageEvent,
     TurnStartParams,
     TurnStartResult,
-    TurnToolEvent,
 )
 from protocol.models.mcp import McpCloseParams, McpStatusEvent
-from protocol.models.transcript import ToolCallInfo, UsageInfo
 from protocol.models.warmup import ModelWarmParams, ModelWarmResult
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport
 from sandbox import ShellSandbox, Unavailable, detect_shell_sandbox, policy_from_wire, rules_from_wire
 
-__all__ = ["KernelServer", "to_message", "to_config", "to_usage_info"]
+__all__ = ["KernelServer"]
 
 logger = logging.getLogger(__name__)
 
 HOST_TOOL_TIMEOUT = 120.0
 APPROVAL_TIMEOUT = 24 * 3600.0
-
-
-def to_message(message: ChatMessage) -> Message:
-    calls = tuple(ToolCall(call.id, call.name, call.arguments) for call in message.tool_calls)
-    return Message(message.role, message.content, calls, message.tool_call_id, message.name, message.cache_breakpoint)
-
-
-def to_config(spec: ModelSpec) -> ModelConfig:
-    return ModelConfig(
-        provider=spec.provider,
-        name=spec.name,
-        base_url=spec.base_url,
-        api_key=spec.api_key,
-        context_window=spec.context_window,
-        max_output_tokens=spec.max_output_tokens,
-        temperature=spec.temperature,
-        options={
-            "rules": [rule.model_dump(mode="json") for rule in spec.rules],
-            "secret_name": spec.key_name or spec.provider,
-        },
-    )
-
-
-def to_usage_info(usage: Usage) -> UsageInfo:
-    return UsageInfo(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-    )
-
-
-class _Notifier:
-    """`TurnEvents` for one run: each event becomes a notification to the host."""
-
-    def __init__(self, peer: JsonRpcPeer, run_id: str) -> None:
-        self._peer = peer
-        self._run_id = run_id
-
-    async def delta(self, text: str) -> None:
-        await self._peer.notify("turn.delta", TurnDeltaEvent(run_id=self._run_id, text=text))
-
-    async def message(self, text: str, calls: tuple[ToolCall, ...], usage: Usage | None, partial: bool) -> None:
-        event = TurnMessageEvent(
-            run_id=self._run_id,
-            text=text,
-            tool_calls=[ToolCallInfo(id=c.id, name=c.name, arguments=c.arguments) for c in calls],
-            partial=partial,
-            usage=to_usage_info(usage) if usage is not None else None,
-        )
-        await self._peer.notify("turn.message", event)
-
-    async def tool_started(self, call: ToolCall) -> None:
-        await self._peer.notify(
-            "turn.tool",
-            TurnToolEvent(
-                run_id=self._run_id, tool_call_id=call.id, name=call.name, status="started", arguments=call.arguments
-            ),
-        )
-
-    async def tool_completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
-        await self._peer.notify(
-            "turn.tool",
-            TurnToolEvent(
-                run_id=self._run_id,
-                tool_call_id=call.id,
-                name=call.name,
-                status="completed",
-                arguments=call.arguments,
-                content=outcome.content,
-                is_error=outcome.is_error,
-            ),
-        )
-
-
-class _TextCollector:
-    """`TurnEvents` that only keeps the text (for `summarize`, which has no tools and no stream)."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    async def delta(self, text: str) -> None:
-        self.parts.append(text)
-
-    async def message(self, text: str, calls: tuple[ToolCall, ...], usage: Usage | None, partial: bool) -> None:
-        return None
-
-    async def tool_started(self, call: ToolCall) -> None:
-        return None
-
-    async def tool_completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
-        return None
 
 
 async def _refuse_tool(call: ToolCall) -> ToolOutcome:
@@ -272,7 +176,7 @@ class KernelServer:
         config = to_config(params.model)
         provider = open_provider(config, clients=self.clients)
         messages = [to_message(m) for m in params.messages]
-        collector = _TextCollector()
+        collector = TextCollector()
         listed = () if params.tools is None else self._listed_tools(params.tools)
         no_tools = TurnTools({}, None, listed, _refuse_tool)
         outcome = await run_turn(provider, config, messages, no_tools, collector, max_steps=1)
@@ -321,7 +225,7 @@ class KernelServer:
 
     async def _run(self, params: TurnStartParams) -> None:
         assert self._peer is not None
-        notifier = _Notifier(self._peer, params.run_id)
+        notifier = TurnNotifier(self._peer, params.run_id)
         try:
             outcome = await self._turn(params, notifier)
         except asyncio.CancelledError:
@@ -379,7 +283,7 @@ class KernelServer:
         enabled = {name: tool for name, tool in self._tools.items() if name in params.tools.local}
         return enabled, context
 
-    async def _turn(self, params: TurnStartParams, notifier: _Notifier) -> TurnOutcome:
+    async def _turn(self, params: TurnStartParams, notifier: TurnNotifier) -> TurnOutcome:
         config = to_config(params.model)
         provider = open_provider(config, clients=self.clients)
         host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
