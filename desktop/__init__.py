@@ -1,7 +1,8 @@
-"""desktop: everything a person runs against a host. The host client (attach to the running host or start
-one), the shell (`hearth`), `hearth web`, `hearth chat`, `hearth agents`, `hearth inspect`, `hearth memory`,
-`hearth secrets`. It speaks only the wire: it imports `protocol`, never `host`, `kernel` or `sandbox`.
+"""desktop: everything a person runs against a host; it imports only `protocol` (never `host`, `kernel`, `sandbox`).
+A new terminal command is `desktop/<command>_cmd.py`, parsed in `hearth/cli.py`; the Textual shell is `desktop/shell/`.
 
+The host client (attach to the running host or start one), the shell (`hearth`), `hearth web`, `hearth chat`,
+`hearth agents`, `hearth inspect`, `hearth memory`, `hearth secrets`, `hearth mcp`, `hearth export`/`import`.
 The Textual shell (`desktop.shell`) and `desktop.web` are imported only when they run, so the terminal
 commands start without loading Textual.
 """

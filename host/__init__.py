@@ -1,5 +1,5 @@
-"""host: the stateful process. It owns every agent's directory, runs their turns through the kernel, and
-serves shells over JSON-RPC: `app` wires it, `rpc/` answers, `runs/` orchestrates, `store/` and `memory/` keep.
+"""host: the stateful process: it owns every agent's directory, runs turns through the kernel, serves the shells.
+`app` wires it; a method goes in `rpc/`, run logic in `runs/`, a file in `store/`, the memory in `memory/`.
 """
 
 from host.app import HostServer, run_host

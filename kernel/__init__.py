@@ -1,4 +1,6 @@
-"""kernel: the stateless process. Model providers, the model loop and the local tools; it owns no state."""
+"""kernel: the stateless process: model providers (`providers/`), the model loop, local tools (`tools/`), MCP (`mcp/`).
+A new kernel tool goes in `kernel/tools/<tool>.py`, listed in `kernel/tools/catalog.py`; nothing here keeps state.
+"""
 
 from kernel.errors import KernelError, ProviderError
 from kernel.loop import TurnOutcome, run_turn

@@ -1,4 +1,6 @@
-"""protocol: Hearth's wire contract. Pydantic models, NDJSON framing, the JSON-RPC peer, error codes, schema."""
+"""protocol: Hearth's wire contract: pydantic models (`models/`), NDJSON framing, the JSON-RPC peer, errors, ids.
+A new wire method: its models in `protocol/models/<family>.py`, listed in `protocol/registry.py`.
+"""
 
 from protocol.codec import FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
 from protocol.dispatch import Router

@@ -1,4 +1,5 @@
-"""sandbox: the policy (pure functions) and its enforcement (safe file access, the shell's OS sandbox).
+"""sandbox: the policy (pure functions) and its enforcement: safe file access, the OS sandbox of shells and MCP servers.
+A new rule goes in `policy.py` (files) or `commands.py` (shell commands), a pure function with its negative test.
 
 `decide` answers every file action on a canonical path; `decide_command` every shell command; the safe
 openers make sure what is opened is what was checked; `detect_shell_sandbox` finds an OS sandbox or says why

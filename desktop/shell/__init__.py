@@ -1,7 +1,7 @@
 """desktop.shell: the reference desktop shell (`hearth`), a Textual app that speaks only the wire.
+A new view is `desktop/shell/<view>_view.py`, mounted as a tab by `app.py`; `run_shell` opens it in this terminal.
 
-`run_shell` opens it in this terminal; `hearth web` serves the same app in a browser. A new view is a module
-here (`<view>_view.py`) that `app.py` mounts as a tab.
+`hearth web` serves the same app in a browser.
 """
 
 from desktop.shell.app import HearthApp

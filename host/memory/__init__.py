@@ -1,4 +1,5 @@
-"""An agent's memory: an audited, hash-chained ledger of facts and the views derived from it.
+"""host.memory: an agent's memory: an audited, hash-chained ledger of facts and every view derived from it.
+A new memory operation goes on the store (`writes.py` or `reads.py`); its wire method in `host/rpc/memory.py`.
 
 `MemoryHub` opens one `MemoryStore` per agent; the store is the single writer of its ledger (its writes in
 `writes.py`, planned by the pure `plan_notes`, its MEMORY.md kept in step by `view_sync.py`). The model's

@@ -1,5 +1,5 @@
-"""The system prompt: an agent's identity, rules and teammates (`identity`), and its per-epoch frozen
-cache in `prompt-cache.json` with the per-turn recall block (`cache`).
+"""host.prompt: the system prompt: an agent's identity, rules and teammates (`identity`), and its per-epoch
+frozen cache in `prompt-cache.json` with the per-turn recall block (`cache`).
 """
 
 from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch

@@ -1,5 +1,5 @@
-"""Run orchestration: scheduling and queues, kernel-event persistence, turn preparation (context,
-compaction), the approval desk, and memory's part in a run (tools, extraction).
+"""host.runs: a turn's life in the host: scheduling and queues, turn preparation (context, compaction), kernel
+events into the transcript, the approval desk, and the run's memory, host tools and MCP state.
 """
 
 from host.runs.approval_desk import ApprovalDesk

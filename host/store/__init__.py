@@ -1,4 +1,5 @@
-"""Storage: atomic files, the agent directories, transcripts, tool approvals, host settings and secrets.
+"""host.store: the host's files: atomic writes, agent directories, transcripts, tool approvals, settings, secrets.
+A new storage file is a module here (`host/store/<file>.py`) that writes through `atomic`, the one atomic writer.
 
 Every JSON file is written atomically; transcripts are append-only; secrets are encrypted at rest.
 """

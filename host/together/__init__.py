@@ -1,4 +1,5 @@
-"""Agents together: inboxes that queue every run, durable requests that always end, teammate tools, Works.
+"""host.together: agents together: inboxes that queue every run, durable requests that always end, teammate
+tools, and Works (a shared room with a timeline, a task board, handoffs, its own memory and files).
 
 `Together` is the one part the host wires in; the modules hold one concept each (inbox, delivery,
 requests, asks, peers, peer_view, board, works, work_service, work_tools, work_runs, private_memory).

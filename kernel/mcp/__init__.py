@@ -1,9 +1,9 @@
-"""kernel/mcp: an agent's MCP servers, each a sandboxed child of the kernel, as tools of its turns.
+"""kernel.mcp: an agent's MCP servers, each a sandboxed child of the kernel, as tools of its turns.
+`McpPool` keeps their sessions and `mcp_turn_tools` makes the ready ones a turn's tools.
 
-`McpPool` keeps one session per (session key, server), started on the first turn that offers its tools
-inside the agent's OS sandbox and stopped when the agent goes, its settings change or it sits idle;
-`mcp_turn_tools` turns the ready servers into the turn's tools (approved, capped, and behind
-`mcp_find_tools` / `mcp_call` when they would not fit the prompt).
+A session is kept per (session key, server), started on the first turn that offers its tools inside the
+agent's OS sandbox and stopped when the agent goes, its settings change or it sits idle; the turn's tools are
+approved, capped, and behind `mcp_find_tools` / `mcp_call` when they would not fit the prompt.
 """
 
 from kernel.mcp.connection import McpCallError, McpConnection

@@ -1,4 +1,6 @@
-"""kernel.providers: the model seam (`Provider`) and the providers behind it, chosen by `open_provider`."""
+"""kernel.providers: the model seam (`Provider`) and the providers behind it, chosen by `open_provider`.
+A new provider is a module here, named in `registry.py`'s `PROVIDERS`; what remote ones share is in `_common`.
+"""
 
 from kernel.providers.base import (
     Message,

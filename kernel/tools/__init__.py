@@ -1,4 +1,5 @@
-"""kernel/tools: the local tools the kernel runs itself, every one through the sandbox policy.
+"""kernel.tools: the local tools the kernel runs itself, every one through the sandbox policy.
+A new tool is `kernel/tools/<tool>.py` (a `LocalTool` with its schema and handler), listed in `catalog.py`.
 
 `local_tools(shell)` gives the set to offer; each `LocalTool.run(arguments, ctx)` returns a `ToolResult` and
 never raises. `ShellPool` keeps one persistent sandboxed bash per session; `make_approver` builds the approval

@@ -1,7 +1,7 @@
 """protocol.models: the wire models, one module per method family (`agents`, `memory`, `works`, ...).
+A new method's `<Method>Params` / `<Method>Result` go in its family's module, derived from the bases here.
 
-A new method's `<Method>Params` / `<Method>Result` go in its family's module; every model derives from the
-bases exported here (camelCase on the wire, unknown fields refused in params).
+Every model derives from `WireModel` (camelCase on the wire) or `Params` (unknown fields refused).
 """
 
 from protocol.models.base import Empty, EmptyParams, Params, WireModel
