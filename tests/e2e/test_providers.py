@@ -9,8 +9,10 @@ from typing import Any
 
 from tests.kernel.providers.fake_llm_server import (
     FakeModelServer,
-    Reply,
+    anthropic_finish,
+    anthropic_start,
     anthropic_stream,
+    anthropic_text_block,
     error_reply,
     openai_chunk,
     openai_stream,
@@ -18,42 +20,6 @@ from tests.kernel.providers.fake_llm_server import (
 )
 from tests.support.fake_model import say
 from tests.support.host_process import HostProcess
-
-
-def _anthropic_text(text: str, *, input_tokens: int, cache_read: int) -> Reply:
-    usage = {
-        "input_tokens": input_tokens,
-        "output_tokens": 1,
-        "cache_read_input_tokens": cache_read,
-        "cache_creation_input_tokens": 0,
-    }
-    message = {
-        "id": "m1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": usage,
-    }
-    block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
-    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}
-    return anthropic_stream(
-        ("message_start", {"type": "message_start", "message": message}),
-        ("content_block_start", block),
-        ("content_block_delta", delta),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 7},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    )
 
 
 def _run(
@@ -76,7 +42,13 @@ def _run(
 
 def test_anthropic_usage_with_cached_tokens_is_in_the_transcript_and_the_end_event(tmp_path: Path) -> None:
     server = FakeModelServer()
-    server.script(_anthropic_text("Hi from Claude.", input_tokens=1000, cache_read=900))
+    server.script(
+        anthropic_stream(
+            anthropic_start(1000, cache_read=900),
+            *anthropic_text_block(0, "Hi from Claude."),
+            *anthropic_finish(output_tokens=7),
+        )
+    )
     ended, events = _run(tmp_path, server, {"provider": "anthropic", "name": "claude-test"}, "hello")
     assert ended["reason"] == "idle"
     assert ended["usage"]["cachedInputTokens"] == 900

@@ -74,6 +74,74 @@ def anthropic_stream(*events: tuple[str, dict[str, Any] | str], cut: bool = Fals
     return Reply(pieces=pieces, headers={"content-type": "text/event-stream"}, cut=cut)
 
 
+AnthropicEvent = tuple[str, dict[str, Any] | str]
+"""One `event: NAME` / `data: ...` pair of an Anthropic stream (a `str` is sent as raw text)."""
+
+
+def anthropic_start(input_tokens: int = 10, cache_read: int = 0, cache_write: int = 0) -> AnthropicEvent:
+    """`message_start`, carrying the prompt's token counts (fresh, read from the cache, written to it)."""
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": 1,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": cache_write,
+    }
+    message: dict[str, Any] = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return ("message_start", {"type": "message_start", "message": message})
+
+
+def anthropic_text_block(index: int, *pieces: str) -> list[AnthropicEvent]:
+    """A text block at `index`, streamed in `pieces`."""
+    events: list[AnthropicEvent] = [
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+        )
+    ]
+    for piece in pieces:
+        delta = {"type": "text_delta", "text": piece}
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return events
+
+
+def anthropic_tool_block(index: int, call_id: str, name: str, *json_pieces: str) -> list[AnthropicEvent]:
+    """A tool_use block at `index`, its input JSON streamed in `json_pieces`."""
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+    events: list[AnthropicEvent] = [
+        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+    ]
+    for piece in json_pieces:
+        delta = {"type": "input_json_delta", "partial_json": piece}
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return events
+
+
+def anthropic_finish(stop_reason: str = "end_turn", output_tokens: int = 5) -> list[AnthropicEvent]:
+    """`message_delta` with the stop reason and output tokens, then `message_stop`."""
+    return [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": output_tokens},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+
+
 def error_reply(status: int, message: str, *, headers: dict[str, str] | None = None, kind: str = "error") -> Reply:
     return Reply(
         status=status, json_body={"type": "error", "error": {"type": kind, "message": message}}, headers=headers or {}

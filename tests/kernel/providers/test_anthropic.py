@@ -19,71 +19,19 @@ from kernel.providers.base import (
 )
 from kernel.providers.retry import RetryPolicy
 from protocol.errors import PROVIDER_ERROR
-from tests.kernel.providers.fake_llm_server import FakeClock, FakeModelServer, anthropic_stream, error_reply
+from tests.kernel.providers.fake_llm_server import (
+    FakeClock,
+    FakeModelServer,
+    anthropic_finish,
+    anthropic_start,
+    anthropic_stream,
+    anthropic_text_block,
+    anthropic_tool_block,
+    error_reply,
+)
 from tests.kernel.providers.streaming import run, run_failing, text_of
 
 KEY = "sk-ant-test-0123456789-secret"
-Event = tuple[str, dict[str, Any] | str]
-
-
-def start(input_tokens: int = 10, cache_read: int = 0, cache_write: int = 0) -> Event:
-    usage = {
-        "input_tokens": input_tokens,
-        "output_tokens": 1,
-        "cache_read_input_tokens": cache_read,
-        "cache_creation_input_tokens": cache_write,
-    }
-    message: dict[str, Any] = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": usage,
-    }
-    return ("message_start", {"type": "message_start", "message": message})
-
-
-def text_block(index: int, *pieces: str) -> list[Event]:
-    events: list[Event] = [
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-        )
-    ]
-    for piece in pieces:
-        delta = {"type": "text_delta", "text": piece}
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
-    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    return events
-
-
-def tool_block(index: int, call_id: str, name: str, *json_pieces: str) -> list[Event]:
-    block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
-    events: list[Event] = [
-        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
-    ]
-    for piece in json_pieces:
-        delta = {"type": "input_json_delta", "partial_json": piece}
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
-    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    return events
-
-
-def finish(stop_reason: str = "end_turn", output_tokens: int = 5) -> list[Event]:
-    return [
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": {"output_tokens": output_tokens},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ]
 
 
 def config(server: FakeModelServer, **overrides: Any) -> ModelConfig:
@@ -99,7 +47,9 @@ def simple_request(cfg: ModelConfig) -> ModelRequest:
 def test_text_streams_and_usage_counts_cache_reads_and_writes(model_server: FakeModelServer) -> None:
     model_server.script(
         anthropic_stream(
-            start(10, cache_read=2000, cache_write=300), *text_block(0, "Hel", "lo"), *finish(output_tokens=7)
+            anthropic_start(10, cache_read=2000, cache_write=300),
+            *anthropic_text_block(0, "Hel", "lo"),
+            *anthropic_finish(output_tokens=7),
         )
     )
     events = run(AnthropicProvider(config(model_server)), simple_request(config(model_server)))
@@ -118,11 +68,11 @@ def test_text_streams_and_usage_counts_cache_reads_and_writes(model_server: Fake
 def test_tool_use_input_split_across_deltas_is_assembled(model_server: FakeModelServer) -> None:
     model_server.script(
         anthropic_stream(
-            start(),
-            *text_block(0, "Looking."),
-            *tool_block(1, "toolu_1", "grep", '{"pat', 'tern": ', '"todo"}'),
-            *tool_block(2, "toolu_2", "list_files"),
-            *finish("tool_use"),
+            anthropic_start(),
+            *anthropic_text_block(0, "Looking."),
+            *anthropic_tool_block(1, "toolu_1", "grep", '{"pat', 'tern": ', '"todo"}'),
+            *anthropic_tool_block(2, "toolu_2", "list_files"),
+            *anthropic_finish("tool_use"),
         )
     )
     events = run(AnthropicProvider(config(model_server)), simple_request(config(model_server)))
@@ -135,7 +85,7 @@ def test_tool_use_input_split_across_deltas_is_assembled(model_server: FakeModel
 
 
 def test_the_last_system_block_carries_the_cache_breakpoint(model_server: FakeModelServer) -> None:
-    model_server.script(anthropic_stream(start(), *text_block(0, "ok"), *finish()))
+    model_server.script(anthropic_stream(anthropic_start(), *anthropic_text_block(0, "ok"), *anthropic_finish()))
     cfg = config(model_server)
     req = ModelRequest(
         cfg,
@@ -167,7 +117,7 @@ def test_the_last_system_block_carries_the_cache_breakpoint(model_server: FakeMo
 
 
 def test_a_breakpoint_marked_later_moves_the_cache_control_off_the_system_prompt(model_server: FakeModelServer) -> None:
-    model_server.script(anthropic_stream(start(), *text_block(0, "ok"), *finish()))
+    model_server.script(anthropic_stream(anthropic_start(), *anthropic_text_block(0, "ok"), *anthropic_finish()))
     cfg = config(model_server)
     req = ModelRequest(
         cfg,
@@ -192,7 +142,7 @@ def test_429_with_retry_after_is_retried_once_without_really_sleeping(
 ) -> None:
     model_server.script(
         error_reply(429, "rate limited", headers={"retry-after": "20"}, kind="rate_limit_error"),
-        anthropic_stream(start(), *text_block(0, "fine"), *finish()),
+        anthropic_stream(anthropic_start(), *anthropic_text_block(0, "fine"), *anthropic_finish()),
     )
     events = run(AnthropicProvider(config(model_server), clock=clock), simple_request(config(model_server)))
     assert text_of(events) == "fine"
@@ -216,8 +166,8 @@ def test_overloaded_529_is_retried_per_the_table_then_gives_a_clear_error(
 def test_an_error_event_before_any_text_is_retried(model_server: FakeModelServer, clock: FakeClock) -> None:
     overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     model_server.script(
-        anthropic_stream(start(), ("error", overloaded)),
-        anthropic_stream(start(), *text_block(0, "second"), *finish()),
+        anthropic_stream(anthropic_start(), ("error", overloaded)),
+        anthropic_stream(anthropic_start(), *anthropic_text_block(0, "second"), *anthropic_finish()),
     )
     events = run(AnthropicProvider(config(model_server), clock=clock), simple_request(config(model_server)))
     assert text_of(events) == "second"
@@ -239,7 +189,7 @@ def test_401_is_not_retried_and_the_error_never_shows_the_key(model_server: Fake
 def test_a_stream_cut_after_text_keeps_the_partial_text_and_says_interrupted(
     model_server: FakeModelServer, clock: FakeClock
 ) -> None:
-    model_server.script(anthropic_stream(start(), *text_block(0, "Part", "ial")[:3], cut=True))
+    model_server.script(anthropic_stream(anthropic_start(), *anthropic_text_block(0, "Part", "ial")[:3], cut=True))
     events, error = run_failing(
         AnthropicProvider(config(model_server), clock=clock), simple_request(config(model_server))
     )
@@ -251,7 +201,9 @@ def test_a_stream_cut_after_text_keeps_the_partial_text_and_says_interrupted(
 
 def test_malformed_json_in_an_event_is_a_provider_error(model_server: FakeModelServer) -> None:
     model_server.script(
-        anthropic_stream(start(), *text_block(0, "ok")[:2], ("content_block_delta", '{"type": "content_bl'))
+        anthropic_stream(
+            anthropic_start(), *anthropic_text_block(0, "ok")[:2], ("content_block_delta", '{"type": "content_bl')
+        )
     )
     events, error = run_failing(AnthropicProvider(config(model_server)), simple_request(config(model_server)))
     assert error.code == PROVIDER_ERROR
@@ -260,7 +212,11 @@ def test_malformed_json_in_an_event_is_a_provider_error(model_server: FakeModelS
 
 def test_malformed_tool_input_gives_a_clear_error(model_server: FakeModelServer) -> None:
     model_server.script(
-        anthropic_stream(start(), *tool_block(0, "toolu_1", "grep", '{"pattern": '), *finish("tool_use"))
+        anthropic_stream(
+            anthropic_start(),
+            *anthropic_tool_block(0, "toolu_1", "grep", '{"pattern": '),
+            *anthropic_finish("tool_use"),
+        )
     )
     events, error = run_failing(AnthropicProvider(config(model_server)), simple_request(config(model_server)))
     assert error.code == PROVIDER_ERROR
@@ -277,7 +233,7 @@ def test_the_public_api_without_a_key_fails_before_any_request(model_server: Fak
 
 
 def test_a_loopback_server_may_be_called_without_a_key(model_server: FakeModelServer) -> None:
-    model_server.script(anthropic_stream(start(), *text_block(0, "local"), *finish()))
+    model_server.script(anthropic_stream(anthropic_start(), *anthropic_text_block(0, "local"), *anthropic_finish()))
     cfg = config(model_server, api_key=None)
     assert text_of(run(AnthropicProvider(cfg), simple_request(cfg))) == "local"
     assert model_server.requests[0].headers["authorization"] == "Bearer no-key"
