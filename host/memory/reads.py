@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from host.memory.embedder import QUERY_VECTORS, Vectors
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
@@ -80,6 +80,12 @@ class MemoryReads:
     def close(self) -> None:
         self._ledger.close()
         self._index.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def fact(self, record_id: str) -> Fact:
         """The fact record `record_id` as it stands now.

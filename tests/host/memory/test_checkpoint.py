@@ -17,8 +17,7 @@ USER = Evidence("user")
 
 def fill(agent_dir: Path, clock: Callable[[], datetime]) -> tuple[list[str], str]:
     async def main() -> tuple[list[str], str]:
-        store = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as store:
             await store.note("User lives in Berlin", evidence=USER, key="user.home_city")
             await store.note("User lives in Lisbon", evidence=USER, key="user.home_city")
             tea = await store.note("User likes tea", evidence=USER)
@@ -27,8 +26,6 @@ def fill(agent_dir: Path, clock: Callable[[], datetime]) -> tuple[list[str], str
             assert gone.fact is not None and tea.fact is not None
             await store.retract(gone.fact.id, evidence=USER)
             return [f.id for f in store.list_facts("all").facts], tea.fact.id
-        finally:
-            store.close()
 
     return asyncio.run(main())
 
@@ -57,11 +54,8 @@ def test_a_lost_or_damaged_index_is_rebuilt_and_loses_nothing(
         index.unlink()
     else:
         index.write_bytes(b"this is not a database" * 100)
-    store = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as store:
         assert snapshot(store) == before
-    finally:
-        store.close()
 
 
 def test_an_index_behind_the_ledger_folds_only_the_new_records(
@@ -73,12 +67,9 @@ def test_an_index_behind_the_ledger_folds_only_the_new_records(
     asyncio.run(_note_once(agent_dir, clock))
     index.write_bytes(behind)
     caplog.set_level(logging.INFO, logger="host.memory.checkpoint")
-    store = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as store:
         assert "User likes jazz" in [f.text for f in store.standing().current]
         assert [h.fact.text for h in store.search("jazz")] == ["User likes jazz"]
-    finally:
-        store.close()
     assert "rebuilt" not in caplog.text
 
 
@@ -91,18 +82,12 @@ def test_an_index_from_another_ledger_is_rebuilt(
     asyncio.run(_note_once(other, clock))
     (agent_dir / "memory" / "index.sqlite").write_bytes((other / "memory" / "index.sqlite").read_bytes())
     caplog.set_level(logging.INFO, logger="host.memory.checkpoint")
-    store = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as store:
         assert "User likes jazz" not in [f.text for f in store.standing().current]
         assert "User likes tea" in [f.text for f in store.standing().current]
-    finally:
-        store.close()
     assert "rebuilt" in caplog.text
 
 
 async def _note_once(agent_dir: Path, clock: Callable[[], datetime]) -> None:
-    store = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as store:
         await store.note("User likes jazz", evidence=USER)
-    finally:
-        store.close()

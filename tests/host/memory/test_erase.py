@@ -109,13 +109,10 @@ def test_an_erase_cut_short_by_a_crash_is_finished_when_the_memory_opens(
                 await store.erase(doomed.fact.id)
         store.close()
         assert b"Philippa" in (agent_dir / "memory" / "ledger.jsonl").read_bytes()
-        reopened = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as reopened:
             assert b"Philippa" not in (agent_dir / "memory" / "ledger.jsonl").read_bytes()
             assert b"Philippa" not in (agent_dir / "memory" / "index.sqlite").read_bytes()
             assert reopened.verify().ok
             assert [f.text for f in reopened.standing().current] == [KEPT_TEXT]
-        finally:
-            reopened.close()
 
     asyncio.run(main())

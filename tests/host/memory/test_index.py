@@ -54,8 +54,7 @@ def test_contexts_kept_up_write_by_write_equal_those_of_a_rebuild(
     agent_dir: Path, clock: Callable[[], datetime]
 ) -> None:
     async def main() -> dict[int, str]:
-        store = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as store:
             ids = []
             for text in CHAT:
                 ids.append((await store.note(text, evidence=USER, tier="log", valid_from=DAY)).records[0].id)
@@ -64,8 +63,6 @@ def test_contexts_kept_up_write_by_write_equal_those_of_a_rebuild(
             await store.note("A peer says hello", evidence=Evidence("peer:bob"), tier="log", valid_from=DAY)
             await store.erase(ids[4])
             return contexts(agent_dir)
-        finally:
-            store.close()
 
     kept_up = asyncio.run(main())
     assert all("powerful" not in context for context in kept_up.values())

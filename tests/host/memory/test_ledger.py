@@ -26,11 +26,8 @@ USER = Evidence("user")
 
 def write_facts(agent_dir: Path, clock: Callable[[], datetime], texts: list[str]) -> list[str]:
     async def main() -> list[str]:
-        store = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as store:
             return [(await store.note(text, evidence=USER)).records[0].id for text in texts]
-        finally:
-            store.close()
 
     return asyncio.run(main())
 
@@ -120,13 +117,10 @@ def test_a_missing_line_breaks_the_chain_at_the_next_record(agent_dir: Path, clo
 
 
 def test_a_second_writer_is_refused_while_the_memory_is_open(agent_dir: Path, clock: Callable[[], datetime]) -> None:
-    first = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock):
         with pytest.raises(MemoryLockedError) as caught:
             MemoryStore(agent_dir, clock=clock)
         assert caught.value.code == BUSY
-    finally:
-        first.close()
     MemoryStore(agent_dir, clock=clock).close()
 
 
@@ -168,14 +162,11 @@ def test_a_kill_during_a_burst_of_writes_loses_no_acknowledged_write(agent_dir: 
         child.stdout.close()
     assert child.returncode == -signal.SIGKILL
 
-    store = MemoryStore(agent_dir)
-    try:
+    with MemoryStore(agent_dir) as store:
         for record_id in acknowledged:
             assert store.fact(record_id).status == "live"
         assert store.verify().ok
         assert store.last_seq >= len(acknowledged)
-    finally:
-        store.close()
     lines = (agent_dir / "memory" / "ledger.jsonl").read_bytes().splitlines()
     records = [Record.from_json(json.loads(line)) for line in lines]
     assert [r.seq for r in records] == list(range(1, len(records) + 1))

@@ -96,12 +96,9 @@ def test_a_waiting_request_is_rebuilt_from_the_ledger(store: MemoryStore, agent_
     asyncio.run(main())
     store.close()
     (agent_dir / "memory" / "index.sqlite").unlink()
-    reopened = MemoryStore(agent_dir)
-    try:
+    with MemoryStore(agent_dir) as reopened:
         assert [(f.op, f.replaces) for f in reopened.list_facts("proposed").facts] == [("retract", cat_id(reopened))]
         assert len(standing_texts(reopened)) == 2
-    finally:
-        reopened.close()
 
 
 def cat_id(store: MemoryStore) -> str:

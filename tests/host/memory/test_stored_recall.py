@@ -40,8 +40,7 @@ def test_an_erase_removes_the_fact_from_recall_text_an_earlier_version_stored(
     agent_dir: Path, clock: Callable[[], datetime]
 ) -> None:
     async def main() -> None:
-        store = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as store:
             fact = await store.note("The user's locker is number 4471.", evidence=Evidence("human"))
             await store.note("The user likes tea.", evidence=Evidence("human"))
             transcript = agent_dir / "transcript.jsonl"
@@ -55,7 +54,5 @@ def test_an_erase_removes_the_fact_from_recall_text_an_earlier_version_stored(
             await store.erase(fact.fact.id)
             assert b"4471" not in transcript.read_bytes()
             assert [json.loads(line)["seq"] for line in transcript.read_bytes().splitlines()] == [1, 2]
-        finally:
-            store.close()
 
     asyncio.run(main())

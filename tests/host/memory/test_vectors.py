@@ -103,13 +103,10 @@ def test_vectors_are_computed_again_when_the_index_is_deleted(
     asyncio.run(remember(store))
     store.close()
     index_file(agent_dir).unlink()
-    reopened = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as reopened:
         assert reopened.wait_embedded(60)
         assert vector_seqs(agent_dir) == {1, 2}
         assert found(reopened, WHERE)[0] == HOME
-    finally:
-        reopened.close()
 
 
 class GatedEngine:
@@ -166,14 +163,11 @@ def test_without_the_engine_recall_uses_words_and_says_so(
         assert load_embedder("hearth_no_such_engine") is None
     assert [r.levelno for r in caplog.records if r.name == "host.memory.embedder"] == [logging.WARNING]
     use_embedder(None)
-    store = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as store:
         asyncio.run(remember(store))
         assert vector_seqs(agent_dir) == set()
         assert found(store, "Lisbon home") == [HOME]
         assert found(store, WHERE) == []
-    finally:
-        store.close()
 
 
 class BrokenEngine(GatedEngine):
@@ -187,13 +181,10 @@ def test_a_failing_engine_leaves_recall_by_words(
     engine: Embedder, caplog: pytest.LogCaptureFixture, agent_dir: Path, clock: Callable[[], datetime]
 ) -> None:
     use_embedder(BrokenEngine(engine))
-    store = MemoryStore(agent_dir, clock=clock)
-    try:
+    with MemoryStore(agent_dir, clock=clock) as store:
         with caplog.at_level(logging.ERROR, logger="host.memory.vectors"):
             asyncio.run(remember(store))
         assert [r.levelno for r in caplog.records if r.name == "host.memory.vectors"] == [logging.ERROR]
         assert vector_seqs(agent_dir) == set()
         assert found(store, "Lisbon home") == [HOME]
-    finally:
-        store.close()
         use_embedder(None)

@@ -116,12 +116,9 @@ def test_edits_made_while_the_memory_was_closed_are_imported_on_open(
         await store.note("User likes tea", evidence=USER)
         store.close()
         edit_view(agent_dir, lambda t: t.replace("## Notes\n", "## Notes\n- User likes jazz\n"))
-        reopened = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as reopened:
             assert [f.text for f in reopened.standing().current] == ["User likes tea", "User likes jazz"]
             assert reopened.history()[-1].source == "human"
-        finally:
-            reopened.close()
 
     asyncio.run(main())
 

@@ -99,8 +99,7 @@ def test_a_file_that_does_not_parse_is_kept_aside_and_nothing_is_retracted(
     events: list[MemoryEvent] = []
 
     async def main() -> None:
-        store = MemoryStore(agent_dir, clock=clock, on_event=events.append)
-        try:
+        with MemoryStore(agent_dir, clock=clock, on_event=events.append) as store:
             await store.note_many([NoteItem("User likes tea"), NoteItem("User likes jazz")], evidence=USER)
             store.view_path.write_bytes(content)
             assert await store.import_view_edits() == []
@@ -110,8 +109,6 @@ def test_a_file_that_does_not_parse_is_kept_aside_and_nothing_is_retracted(
             assert "User likes tea" in store.view_path.read_text(encoding="utf-8")
             (told,) = [e for e in events if e.kind == "set_aside"]
             assert told.kept_as == aside.name and told.problem
-        finally:
-            store.close()
 
     asyncio.run(main())
 
@@ -135,12 +132,9 @@ def test_a_binary_view_at_open_is_kept_aside_and_the_memory_opens(
         await store.note("User likes tea", evidence=USER)
         store.close()
         (agent_dir / "memory" / "MEMORY.md").write_bytes(b"\x00\x01\x02")
-        reopened = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as reopened:
             assert [f.text for f in reopened.standing().current] == ["User likes tea"]
             assert len(kept(agent_dir)) == 1
-        finally:
-            reopened.close()
         MemoryStore(agent_dir, clock=clock).close()  # the ledger lock was released: it opens again
 
     asyncio.run(main())
@@ -160,11 +154,8 @@ def test_a_crash_after_the_view_was_written_but_before_it_was_recorded_retracts_
         with store._index.transaction():
             store._index.set_meta(view_text=older)  # the index never learnt of the last write
         store.close()
-        reopened = MemoryStore(agent_dir, clock=clock)
-        try:
+        with MemoryStore(agent_dir, clock=clock) as reopened:
             assert ops(reopened, "retract") == [] and len(reopened.standing().current) == 12
-        finally:
-            reopened.close()
 
     asyncio.run(main())
 
