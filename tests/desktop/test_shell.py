@@ -8,6 +8,8 @@ forgotten, a turn cancelled, messages queued behind a busy turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +39,13 @@ async def _say(pilot: Any, text: str) -> None:
     await pilot.press("enter")
 
 
-async def _ready(pilot: Any, agent_id: str) -> None:
-    app = pilot.app
-    await until(pilot, lambda: app.current == agent_id and app.query_one(ChatView).agent is not None)
+@contextlib.asynccontextmanager
+async def _shell(data_dir: Path, agent_id: str, **options: Any) -> AsyncIterator[tuple[HearthApp, Any]]:
+    """The shell attached to the host running on `data_dir`, once it shows `agent_id`'s chat."""
+    app = HearthApp(data_dir, **options)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.current == agent_id and app.query_one(ChatView).agent is not None)
+        yield app, pilot
 
 
 def test_a_first_run_gets_an_assistant_and_a_person_creates_another_agent(tmp_path: Path) -> None:
@@ -70,9 +76,7 @@ def test_chat_streams_the_reply_and_a_tool_is_approved_in_place_while_a_refused_
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
-            app = HearthApp(tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ops")
+            async with _shell(tmp_path, "ops") as (app, pilot):
                 await _say(pilot, "say hello from the model")
                 await until(pilot, lambda: "hello from the model" in _replies(app))
                 await _say(pilot, "run echo approved-in-place")
@@ -101,9 +105,7 @@ def test_messages_typed_while_busy_wait_in_the_queue_and_a_cancel_stops_the_turn
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
-            app = HearthApp(tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ops")
+            async with _shell(tmp_path, "ops") as (app, pilot):
                 await _say(pilot, "run echo first")
                 await until(pilot, lambda: len(app.query(ApprovalPrompt)) == 1)
                 await _say(pilot, "say queued one")
@@ -138,9 +140,7 @@ def test_a_person_confirms_a_proposed_fact_and_forgets_another_which_leaves_the_
             bikes = (await host.call("memory.note", {"agentId": "ann", "text": "The user bikes."}))["record"]
             proposed = (await host.call("memory.list", {"agentId": "ann", "view": "proposed"}))["records"]
             library = next(r["id"] for r in proposed if "library" in r["text"])
-            app = HearthApp(tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ann")
+            async with _shell(tmp_path, "ann") as (app, pilot):
                 await pilot.press("f4")
                 memory = app.query_one(MemoryView)
                 table = app.query_one("#facts", DataTable)
@@ -174,9 +174,7 @@ def test_the_shell_says_when_the_host_dies_and_restarts_it(tmp_path: Path) -> No
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ann"})
-            app = HearthApp(tmp_path, first_agent=None)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ann")
+            async with _shell(tmp_path, "ann", first_agent=None) as (app, pilot):
                 assert host.process is not None
                 host.process.kill()
                 await host.process.wait()
@@ -195,9 +193,7 @@ def test_rename_settings_and_delete_after_a_confirmation_reach_the_host(tmp_path
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ann"})
             await host.call("agent.create", {"name": "Bob"})
-            app = HearthApp(tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ann")
+            async with _shell(tmp_path, "ann") as (app, pilot):
                 await pilot.press("f2")
                 await until(pilot, lambda: app.screen.query("#text").first() is not None)
                 app.screen.query_one("#text", Input).value = ""
@@ -230,9 +226,7 @@ def test_a_model_that_cannot_be_used_is_shown_with_the_fix(tmp_path: Path) -> No
         async with HostProcess(tmp_path) as host:
             keyless = {"model": {"provider": "openai", "name": "gpt-4o-mini"}}
             await host.call("agent.create", {"name": "Ann", "settings": keyless})
-            app = HearthApp(tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ann")
+            async with _shell(tmp_path, "ann") as (app, pilot):
                 await _say(pilot, "hello")
                 await until(pilot, lambda: any("error:" in str(n.render()) for n in app.query(Notice)))
                 shown = "\n".join(str(n.render()) for n in app.query(Notice))
@@ -248,9 +242,7 @@ def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp
             await host.call("agent.create", {"name": "Ann"})
             await host.call("work.create", {"name": "Launch", "members": ["ann"]})
             await host.call("work.taskCreate", {"workId": "launch", "title": "Write the notes", "expectedRevision": 0})
-            app = HearthApp(tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await _ready(pilot, "ann")
+            async with _shell(tmp_path, "ann") as (app, pilot):
                 await pilot.press("f7")
                 board = app.query_one("#work-board", DataTable)
                 await until(pilot, lambda: board.row_count == 1)
