@@ -27,8 +27,12 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "data", outside
 
 
-async def _pending(host: MemoryHost, run_id: str) -> dict[str, Any]:
-    return await host.wait_for("agent.tool", lambda p: p["runId"] == run_id and p["status"] == "pending")
+async def _asked_to_read(host: MemoryHost, outside: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Ann asks to read `outside`: her `agent.send` answer and the pending `agent.tool` question."""
+    await host.call("agent.create", {"name": "ann", "settings": _reader(outside)})
+    sent = await host.call("agent.send", {"agentId": "ann", "text": "read"})
+    pending = await host.wait_for("agent.tool", lambda p: p["runId"] == sent["runId"] and p["status"] == "pending")
+    return sent, pending
 
 
 @pytest.mark.parametrize(("decision", "allowed"), [("allow_once", True), ("deny", False)])
@@ -39,9 +43,7 @@ def test_a_pending_read_names_its_action_and_target_and_the_answer_decides(
 
     async def main() -> None:
         async with MemoryHost(data) as host:
-            await host.call("agent.create", {"name": "ann", "settings": _reader(outside)})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "read"})
-            pending = await _pending(host, sent["runId"])
+            sent, pending = await _asked_to_read(host, outside)
             assert pending["action"] == "read" and pending["target"] == str(outside)
             params = {"agentId": "ann", "toolCallId": pending["toolCallId"], "decision": decision}
             assert await host.call("agent.decideTool", params) == {"accepted": True}
@@ -58,9 +60,7 @@ def test_an_always_answer_is_remembered_and_not_asked_again(tmp_path: Path) -> N
 
     async def main() -> None:
         async with MemoryHost(data) as host:
-            await host.call("agent.create", {"name": "ann", "settings": _reader(outside)})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "read"})
-            pending = await _pending(host, sent["runId"])
+            sent, pending = await _asked_to_read(host, outside)
             params = {"agentId": "ann", "toolCallId": pending["toolCallId"], "decision": "allow_always"}
             await host.call("agent.decideTool", params)
             await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
@@ -81,9 +81,7 @@ def test_a_run_cancelled_while_a_question_is_open_answers_it_deny_and_a_late_dec
 
     async def main() -> None:
         async with MemoryHost(data) as host:
-            await host.call("agent.create", {"name": "ann", "settings": _reader(outside)})
-            sent = await host.call("agent.send", {"agentId": "ann", "text": "read"})
-            pending = await _pending(host, sent["runId"])
+            sent, pending = await _asked_to_read(host, outside)
             await host.call("agent.cancel", {"agentId": "ann"})
             ended = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
             assert ended["reason"] == "cancelled"
