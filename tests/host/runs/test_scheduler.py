@@ -37,14 +37,20 @@ def test_two_agents_run_at_once_and_each_run_ends_once_in_its_own_transcript(tmp
         assert types == ["user", "context", "assistant", "ended"]
 
 
+async def _two_slow_runs_in_one_slot(host: MemoryHost) -> tuple[dict[str, Any], dict[str, Any]]:
+    """With one run at a time, ann's slow run starts and bob's waits: their `agent.send` answers."""
+    await host.call("settings.set", {"maxConcurrentRuns": 1})
+    for name in ("ann", "bob"):
+        await host.call("agent.create", {"name": name, "settings": scripted_model(SLOW)})
+    a = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
+    b = await host.call("agent.send", {"agentId": "bob", "text": "slow"})
+    return a, b
+
+
 def test_past_the_concurrency_limit_a_run_waits_and_starts_when_a_slot_frees(tmp_path: Path) -> None:
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
-            await host.call("settings.set", {"maxConcurrentRuns": 1})
-            for name in ("ann", "bob"):
-                await host.call("agent.create", {"name": name, "settings": scripted_model(SLOW)})
-            a = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
-            b = await host.call("agent.send", {"agentId": "bob", "text": "slow"})
+            a, b = await _two_slow_runs_in_one_slot(host)
             status = await host.call("host.status")
             assert {r["agentId"]: r["state"] for r in status["runs"]} == {"ann": "running", "bob": "queued"}
             assert (await host.call("agent.get", {"agentId": "bob"}))["status"] == "queued"
@@ -100,11 +106,7 @@ def test_an_interrupting_send_cancels_the_running_turn_and_runs_before_what_wait
 def test_a_queued_run_cancelled_ends_at_once_and_never_reaches_the_kernel(tmp_path: Path) -> None:
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
-            await host.call("settings.set", {"maxConcurrentRuns": 1})
-            for name in ("ann", "bob"):
-                await host.call("agent.create", {"name": name, "settings": scripted_model(SLOW)})
-            a = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
-            b = await host.call("agent.send", {"agentId": "bob", "text": "slow"})
+            a, b = await _two_slow_runs_in_one_slot(host)
             assert await host.call("agent.cancel", {"agentId": "bob"}) == {"cancelled": True}
             ended_b = await host.wait_for("agent.ended", lambda p: p["runId"] == b["runId"])
             assert ended_b["reason"] == "cancelled"
