@@ -17,7 +17,6 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -30,32 +29,10 @@ from protocol.models.host import PROTOCOL_VERSION
 from protocol.peer import JsonRpcPeer
 from protocol.transport import stream_transport
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+from tests.support.shell import TestShell
 
 SLOW = {"match": "^slow$", "reply": "z" * 60, "chunkChars": 2, "delayMs": 25}
 ECHO = {"match": "^say (.*)$", "reply": r"\1"}
-
-
-class _Recorder(Router):
-    def __init__(self) -> None:
-        super().__init__()
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self.changed = asyncio.Condition()
-
-    async def dispatch(self, message: dict[str, Any] | list[dict[str, Any]]) -> Any:
-        if isinstance(message, dict) and "id" not in message and "method" in message:
-            async with self.changed:
-                self.events.append((message["method"], message.get("params") or {}))
-                self.changed.notify_all()
-            return None
-        return await super().dispatch(message)
-
-    async def wait_for(self, method: str, agent_id: str) -> dict[str, Any]:
-        async with asyncio.timeout(30), self.changed:
-            while True:
-                for name, params in self.events:
-                    if name == method and params.get("agentId") == agent_id:
-                        return params
-                await self.changed.wait()
 
 
 @asynccontextmanager
@@ -95,14 +72,15 @@ def test_a_second_client_attaches_to_the_running_host_and_both_get_events(tmp_pa
             assert record is not None and record.pid == _pid(host)
             assert stat.S_IMODE(os.stat(record.socket).st_mode) == 0o600
             assert stat.S_IMODE(os.stat(tmp_path / ENDPOINT_FILE).st_mode) == 0o600
-            recorder = _Recorder()
-            link = await attach_or_start(tmp_path, recorder, client="second")
+            second = TestShell()
+            link = await attach_or_start(tmp_path, second.router, client="second")
+            second.peer = link.peer
             try:
                 assert not link.started_host
                 await link.peer.request("agent.create", {"name": "ann", "settings": scripted_model(ECHO)})
                 await host.wait_for("agent.updated", lambda p: p["agentId"] == "ann")
                 sent = await host.call("agent.send", {"agentId": "ann", "text": "say both of you"})
-                ended = await recorder.wait_for("agent.ended", "ann")
+                ended = await second.wait_for("agent.ended", lambda p: p["agentId"] == "ann")
                 assert ended["runId"] == sent["runId"] and ended["reason"] == "idle"
                 status = await link.peer.request("host.status", {})
                 assert status["pid"] == _pid(host)
