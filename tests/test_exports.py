@@ -24,6 +24,7 @@ PACKAGES = [
     "kernel.tools",
     "sandbox",
     "desktop",
+    "desktop.acp",
     "desktop.shell",
     "hearth",
 ]
