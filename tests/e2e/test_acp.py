@@ -16,9 +16,9 @@ from acp import RequestError, embedded_text_resource, resource_block, resource_l
 from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio
 
 from protocol.errors import CONNECTION_CLOSED, NOT_FOUND, PROVIDER_ERROR
-from tests.e2e.test_memory import ChatServer, _call, _chunk, _say, _system
-from tests.kernel.providers.fake_llm_server import openai_stream
+from tests.kernel.providers.fake_llm_server import openai_chunk, openai_stream
 from tests.support.acp_editor import EditorClient, open_editor, prompt
+from tests.support.fake_model import ChatServer, call, model_settings, say, system_text
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 REPLY = "Hello from Hearth, streamed in pieces."
@@ -124,10 +124,10 @@ def test_a_fact_noted_in_a_session_is_in_a_later_sessions_prompt_and_in_memory_l
     data, project = tmp_path / "data", _project(tmp_path)
     log = tmp_path / "acp.log"
     server = ChatServer()
-    server.script(_call("memory_note", {"text": "The user's dog is called Rex."}), _say("Noted."), _say("Hi again."))
+    server.script(call("memory_note", {"text": "The user's dog is called Rex."}), say("Noted."), say("Hi again."))
     server.start()
     try:
-        settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}}
+        settings = model_settings(server)
         asyncio.run(_make_agents(data, ("mia", settings)))
 
         async def first() -> None:
@@ -157,7 +157,7 @@ def test_a_fact_noted_in_a_session_is_in_a_later_sessions_prompt_and_in_memory_l
     finally:
         server.stop()
     chats = [r.body for r in server.requests if r not in server.extractions]
-    assert "Miso" in _system(chats[-1]) and "Rex" in _system(chats[-1])
+    assert "Miso" in system_text(chats[-1]) and "Rex" in system_text(chats[-1])
     listed = subprocess.run(
         [sys.executable, "-m", "hearth", "memory", "list", "mia", "--data-dir", str(data)],
         capture_output=True,
@@ -213,13 +213,13 @@ def test_the_stop_reason_says_how_the_model_stopped(tmp_path: Path) -> None:
     data, project = tmp_path / "data", _project(tmp_path)
     server = ChatServer()
     server.script(
-        openai_stream(_chunk({"content": "cut off mid"}), _chunk({}, "length")),
-        openai_stream(_chunk({"content": "I cannot help with that."}), _chunk({}, "content_filter")),
-        _say("Fine."),
+        openai_stream(openai_chunk({"content": "cut off mid"}), openai_chunk({}, "length")),
+        openai_stream(openai_chunk({"content": "I cannot help with that."}), openai_chunk({}, "content_filter")),
+        say("Fine."),
     )
     server.start()
     try:
-        settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}, "memory": False}
+        settings = model_settings(server, memory=False)
         asyncio.run(_make_agents(data, ("max", settings)))
 
         async def main() -> None:
@@ -370,10 +370,10 @@ def test_while_an_editor_session_runs_hearth_chat_on_the_same_agent_continues_th
     """Both attach to the one running host: each turn's model request carries the other client's turn."""
     data, project = tmp_path / "data", _project(tmp_path)
     server = ChatServer()
-    server.script(_say("Reply to the editor."), _say("Reply to the terminal."), _say("Reply to the editor again."))
+    server.script(say("Reply to the editor."), say("Reply to the terminal."), say("Reply to the editor again."))
     server.start()
     try:
-        settings = {"model": {"provider": "openai", "name": "m", "baseUrl": server.url}, "memory": False}
+        settings = model_settings(server, memory=False)
         asyncio.run(_make_agents(data, ("ada", settings)))
 
         async def main() -> None:
