@@ -46,7 +46,7 @@ from desktop.acp.errors import host_refused, host_unreachable, run_failed, unkno
 from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
 from desktop.acp.mcp_servers import McpServer, adopt_mcp_servers
-from desktop.acp.prompt_text import PromptBlock, project_note, prompt_text
+from desktop.acp.prompt_text import PromptBlock, prompt_text
 from desktop.acp.replay import REPLAY_EVENTS, replay_updates
 from desktop.acp.sessions import Session, existing_agent, open_agent, project_root_for, session_title
 from desktop.acp.turn import TurnFollower
@@ -54,6 +54,7 @@ from protocol.errors import ConnectionClosedError, JsonRpcError
 from protocol.models.agents import DEFAULT_CONTEXT_WINDOWS, AgentInfo, AgentListResult, AgentSendResult
 from protocol.models.host import AgentEndedEvent
 from protocol.models.transcript import UsageInfo
+from protocol.project_note import project_note
 from protocol.version import hearth_version
 
 __all__ = ["HearthAcpAgent", "host_errors"]

@@ -18,10 +18,7 @@ from acp.schema import (
     TextContentBlock,
 )
 
-__all__ = ["PromptBlock", "prompt_text", "project_note", "without_project_note"]
-
-_NOTE_START = "[The person is working in the project "
-_NOTE_END = "writing there asks the person first.]\n\n"
+__all__ = ["PromptBlock", "prompt_text"]
 
 PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
@@ -68,15 +65,3 @@ def prompt_text(blocks: Sequence[PromptBlock]) -> str:
         parts.append(text)
         previous_was_text = is_text
     return "".join(parts).strip()
-
-
-def project_note(project_root: str) -> str:
-    """The line that tells the model which project the person opened, put before their first message there."""
-    return f"{_NOTE_START}{project_root}. You may read, list and grep it with absolute paths; {_NOTE_END}".rstrip()
-
-
-def without_project_note(text: str) -> str:
-    """A message as the person wrote it: the project line put before it (if any) taken off again."""
-    if text.startswith(_NOTE_START) and _NOTE_END in text:
-        return text.split(_NOTE_END, 1)[1]
-    return text

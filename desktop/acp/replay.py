@@ -19,8 +19,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from desktop.acp.prompt_text import without_project_note
 from desktop.acp.tool_calls import tool_finished, tool_started
+from protocol.project_note import without_project_note
 
 __all__ = ["REPLAY_EVENTS", "ReplayUpdate", "replay_updates"]
 

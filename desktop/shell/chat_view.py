@@ -19,6 +19,7 @@ from textual.widgets import Input, Static
 
 from desktop.shell.entries import DECISION_WORDS, ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from protocol.models.agents import AgentInfo
+from protocol.project_note import without_project_note
 
 __all__ = ["ChatView", "Spinner"]
 
@@ -116,7 +117,7 @@ class ChatView(Vertical):
     def _replay(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "user":
-            self._add(UserEntry(event.get("text", "")))
+            self._add(UserEntry(without_project_note(event.get("text", ""))))
         elif kind == "wake":
             self._add(UserEntry(event.get("text", ""), origin=str(event.get("fromAgent", "an agent"))))
         elif kind == "assistant":

@@ -14,8 +14,12 @@ from typing import Any
 import pytest
 from acp import RequestError, embedded_text_resource, resource_block, resource_link_block, text_block
 from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio
+from textual.widgets import Input
 
+from desktop.shell import HearthApp
+from desktop.shell.entries import ReplyEntry, UserEntry
 from protocol.errors import CONNECTION_CLOSED, NOT_FOUND, PROVIDER_ERROR
+from tests.desktop.pilot import type_text, until
 from tests.kernel.providers.fake_llm_server import openai_chunk, openai_stream
 from tests.support.acp_editor import EditorClient, open_editor, prompt
 from tests.support.fake_model import ChatServer, call, model_settings, say, system_text
@@ -401,3 +405,47 @@ def test_while_an_editor_session_runs_hearth_chat_on_the_same_agent_continues_th
     sent = [json.dumps(request.body["messages"]) for request in server.requests]
     assert "first from the editor" in sent[1] and "Reply to the editor." in sent[1], "the terminal saw the editor"
     assert "then from the terminal" in sent[2] and "Reply to the terminal." in sent[2], "the editor saw the terminal"
+
+
+def test_while_an_editor_session_runs_the_desktop_shell_shows_and_continues_the_same_conversation(
+    tmp_path: Path,
+) -> None:
+    """The shell attaches to the host the editor's `hearth acp` started: it shows the editor's turn, and the
+    editor's next model request carries the turn typed in the shell."""
+    data, project = tmp_path / "data", _project(tmp_path)
+    server = ChatServer()
+    server.script(say("Reply to the editor."), say("Reply to the shell."), say("Reply to the editor again."))
+    server.start()
+    try:
+        asyncio.run(_make_agents(data, ("ada", model_settings(server, memory=False))))
+
+        async def main() -> None:
+            editor = EditorClient()
+            async with open_editor(editor, data, "ada", log=tmp_path / "acp.log") as (conn, _):
+                await conn.new_session(cwd=str(project), mcp_servers=[])
+                assert (await prompt(conn, "ada", "first from the editor")).stop_reason == "end_turn"
+                app = HearthApp(data)
+                async with app.run_test(size=(120, 40)) as pilot:
+                    await until(pilot, lambda: app.current == "ada" and "Reply to the editor." in _replies(app))
+                    assert [str(entry.render()) for entry in app.query(UserEntry)] == ["you: first from the editor"]
+                    app.query_one("#prompt", Input).focus()
+                    await type_text(pilot, "then from the shell")
+                    await pilot.press("enter")
+                    await until(pilot, lambda: "Reply to the shell." in _replies(app))
+                mark = len(editor.updates)
+                assert (await prompt(conn, "ada", "and the editor again")).stop_reason == "end_turn"
+                assert editor.text(after=mark) == "Reply to the editor again."
+                await conn.load_session(cwd=str(project), session_id="ada", mcp_servers=[])
+                said = [u["content"]["text"] for u in editor.of_kind("user_message_chunk")]
+                assert said == ["first from the editor", "then from the shell", "and the editor again"]
+
+        asyncio.run(main())
+    finally:
+        server.stop()
+    sent = [json.dumps(request.body["messages"]) for request in server.requests]
+    assert "first from the editor" in sent[1] and "Reply to the editor." in sent[1], "the shell saw the editor"
+    assert "then from the shell" in sent[2] and "Reply to the shell." in sent[2], "the editor saw the shell"
+
+
+def _replies(app: HearthApp) -> list[str]:
+    return [entry.text for entry in app.query(ReplyEntry)]

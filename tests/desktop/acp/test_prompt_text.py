@@ -11,7 +11,8 @@ from acp import (
     text_block,
 )
 
-from desktop.acp.prompt_text import project_note, prompt_text, without_project_note
+from desktop.acp.prompt_text import prompt_text
+from protocol.project_note import project_note, without_project_note
 
 
 def test_text_runs_join_and_links_and_attachments_get_their_own_paragraphs() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.acp.prompt_text import project_note
 from desktop.acp.replay import replay_updates
+from protocol.project_note import project_note
 
 EVENTS: list[dict[str, Any]] = [
     {"seq": 1, "type": "user", "text": f"{project_note('/p')}\n\nsave the plan"},
