@@ -17,7 +17,14 @@ from dataclasses import dataclass
 
 from protocol.framing import READ_LIMIT
 
-__all__ = ["Transport", "stdio_transport", "memory_transport_pair", "process_transport", "stream_transport"]
+__all__ = [
+    "Transport",
+    "stdio_transport",
+    "memory_transport_pair",
+    "pipe_streams",
+    "process_transport",
+    "stream_transport",
+]
 
 
 @dataclass(slots=True)
@@ -93,7 +100,14 @@ async def _threaded_stdio(in_fd: int, out_fd: int) -> Transport:
     return Transport(reader, write, close)
 
 
-async def _piped_stdio(in_fd: int, out_fd: int) -> tuple[Transport, asyncio.BaseTransport]:
+async def pipe_streams(
+    in_fd: int, out_fd: int
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, asyncio.BaseTransport]:
+    """Asyncio streams on two pipe (or socket) descriptors, which they take over.
+
+    Returns:
+        (reader, writer, the read side's transport): close the transport and the writer when done.
+    """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_LIMIT)
     read_transport, _ = await loop.connect_read_pipe(
@@ -101,7 +115,11 @@ async def _piped_stdio(in_fd: int, out_fd: int) -> tuple[Transport, asyncio.Base
     )
     out = os.fdopen(out_fd, "wb", buffering=0)
     write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    return reader, asyncio.StreamWriter(write_transport, write_protocol, None, loop), read_transport
+
+
+async def _piped_stdio(in_fd: int, out_fd: int) -> tuple[Transport, asyncio.BaseTransport]:
+    reader, writer, read_transport = await pipe_streams(in_fd, out_fd)
     return stream_transport(reader, writer), read_transport
 
 

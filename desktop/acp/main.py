@@ -22,7 +22,7 @@ from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
-from protocol.framing import READ_LIMIT
+from protocol.transport import pipe_streams
 
 __all__ = ["AcpOptions", "run_acp"]
 
@@ -46,14 +46,7 @@ async def _editor_streams() -> AsyncIterator[tuple[asyncio.StreamWriter, asyncio
     in_fd, out_fd = os.dup(0), os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_LIMIT)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
-    )
-    out = os.fdopen(out_fd, "wb", buffering=0)
-    write_transport, write_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    reader, writer, read_transport = await pipe_streams(in_fd, out_fd)
     try:
         yield writer, reader
     finally:
