@@ -8,14 +8,16 @@ session and its memory, then moves its directory to the trash. Every change is a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from host.errors import NotFoundError
 from host.memory import MemoryHub
 from host.runs.mcp_board import McpBoard
 from host.runs.scheduler import Notify, RunManager
-from host.store.agents import Agent, AgentStore, apply_settings_patch
+from host.store.agents import Agent, AgentStore, BrokenAgent, apply_settings_patch
 from host.supervisor import KernelSupervisor
 from protocol.errors import JsonRpcError
 from protocol.models.agents import AgentInfo, AgentSettings, AgentSettingsPatch
@@ -68,33 +70,46 @@ class AgentService:
         self._mcp = mcp or McpBoard(notify)
         self._check = check
 
-    def info(self, agent: Agent) -> AgentInfo:
+    def info(self, agent: Agent | BrokenAgent) -> AgentInfo:
+        """The wire view of an agent; a broken one carries its `error` and what of it could be read."""
+        if isinstance(agent, BrokenAgent):
+            settings, error = agent.settings or AgentSettings(), agent.error.message
+        else:
+            settings, error = agent.settings, None
         return AgentInfo(
             agent_id=agent.agent_id,
             name=agent.name,
             created_at=agent.created_at,
             status=self._runs.status(agent.agent_id),
-            settings=agent.settings,
+            settings=settings,
             queue=self.queue(agent.agent_id),
-            mcp=self._mcp.states(agent.agent_id, agent.settings),
+            mcp=self._mcp.states(agent.agent_id, settings),
+            error=error,
         )
 
     async def changed(self, agent_id: str) -> None:
         """Announce `agent.updated` for `agent_id` (with `agent: null` once it is gone)."""
-        agent = self.store.get(agent_id) if self.store.exists(agent_id) else None
-        info = self.info(agent) if agent is not None else None
+        info = self._current(agent_id)
         await self._notify("agent.updated", AgentUpdatedEvent(agent_id=agent_id, agent=info))
+
+    def _current(self, agent_id: str) -> AgentInfo | None:
+        try:
+            return self.info(self.store.entry(agent_id))
+        except NotFoundError:
+            return None
 
     async def create(self, name: str, agent_id: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
         settings = apply_settings_patch(AgentSettings(), patch)
         self._check(settings)
-        agent = self.store.create(name, agent_id, settings)
+        # The files are written and fsynced in a worker thread: one agent's disk work never stalls the loop.
+        agent = await asyncio.to_thread(self.store.create, name, agent_id, settings)
         self._on_settings(agent)
         await self.changed(agent.agent_id)
         return self.info(agent)
 
     def all(self) -> list[AgentInfo]:
-        return [self.info(agent) for agent in self.store.list()]
+        """Every agent, a broken one listed with its `error` rather than hidden."""
+        return [self.info(entry) for entry in self.store.scan()]
 
     def get(self, agent_id: str) -> AgentInfo:
         return self.info(self.store.get(agent_id))
@@ -103,7 +118,7 @@ class AgentService:
         """Change an agent; when its MCP servers changed, the running ones are stopped (the next turn starts them)."""
         before = self.store.get(agent_id)
         self._check(apply_settings_patch(before.settings, patch))
-        agent = self.store.update(agent_id, name, patch)
+        agent = await asyncio.to_thread(self.store.update, agent_id, name, patch)
         if patch is not None:
             self._on_settings(agent)
         if agent.settings.mcp_servers != before.settings.mcp_servers:
@@ -131,7 +146,7 @@ class AgentService:
             logger.warning("could not close %s's kernel session: %s", agent_id, exc.message)
         self._hub.close_agent(agent_id)
         self._mcp.forget(agent_id)
-        self.store.delete(agent_id)
+        await asyncio.to_thread(self.store.delete, agent_id)
         for hook in self.after_delete:
             await hook(agent_id)
         await self.changed(agent_id)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import errno
+
 from protocol.errors import (
     BUSY,
     CONFLICT,
+    CORRUPT_FILE,
     INVALID_PARAMS,
     KERNEL_UNAVAILABLE,
     NOT_AUTHORIZED,
     NOT_FOUND,
     NOT_INITIALIZED,
+    STORAGE_ERROR,
+    STORAGE_FULL,
     JsonRpcError,
 )
 
@@ -24,6 +29,7 @@ __all__ = [
     "InvalidRequestError",
     "HostLockedError",
     "CorruptFileError",
+    "StorageError",
 ]
 
 
@@ -67,3 +73,20 @@ class HostLockedError(HostError):
 
 class CorruptFileError(HostError):
     """A state file could not be read; the message names the file."""
+
+    CODE = CORRUPT_FILE
+
+
+class StorageError(HostError, OSError):
+    """A write the disk refused; nothing of it was kept. Still an `OSError`, for callers that catch those.
+
+    `data` holds the file's `path` and the `errno` name; the code is STORAGE_FULL for a full disk or
+    quota, STORAGE_ERROR for anything else.
+    """
+
+    CODE = STORAGE_ERROR
+
+    def __init__(self, message: str, *, path: str, cause: OSError) -> None:
+        full = cause.errno in (errno.ENOSPC, errno.EDQUOT)
+        name = errno.errorcode.get(cause.errno or 0, "EIO")
+        super().__init__(message, data={"path": path, "errno": name}, code=STORAGE_FULL if full else STORAGE_ERROR)

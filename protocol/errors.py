@@ -29,6 +29,9 @@ __all__ = [
     "SANDBOX_DENIED",
     "SENSITIVE_CONTENT",
     "RUN_FAILED",
+    "STORAGE_FULL",
+    "STORAGE_ERROR",
+    "CORRUPT_FILE",
     "STORAGE_FAILED",
     "NOT_AUTHORIZED",
     "JsonRpcError",
@@ -75,6 +78,12 @@ SENSITIVE_CONTENT = -32010
 """The sensitive-content gate refused the write."""
 RUN_FAILED = -32011
 """A run ended with an error that has no more specific code."""
+STORAGE_FULL = -32012
+"""The disk (or quota) is full: nothing was stored; `data.path` names the file."""
+STORAGE_ERROR = -32013
+"""The disk refused a write for another reason: nothing was stored; `data.path` names the file."""
+CORRUPT_FILE = -32014
+"""A state file could not be read (not valid JSON, not UTF-8, not the expected shape); `data.path` names it."""
 STORAGE_FAILED = -32019
 """A file could not be written (disk full, quota, read-only): nothing was stored, and nothing was lost."""
 NOT_AUTHORIZED = -32020

@@ -6,6 +6,7 @@ does), and on the socket a missing or wrong token; only then does the connection
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import os
@@ -95,7 +96,7 @@ def register_session_methods(
                 tools=[tool.name for tool in info.tools] if info is not None else [],
                 shell=info.shell if info is not None else None,
             ),
-            agents=len(store.list()),
+            agents=len(store.scan()),
             runs=[*runs.runs(), *queued()],
             max_concurrent_runs=runs.max_concurrent,
         )
@@ -104,7 +105,7 @@ def register_session_methods(
         return settings.current
 
     async def settings_set(params: SettingsSetParams) -> HostSettings:
-        updated = settings.update(params.model_dump(exclude_none=True))
+        updated = await asyncio.to_thread(settings.update, params.model_dump(exclude_none=True))
         runs.max_concurrent = updated.max_concurrent_runs
         return updated
 

@@ -3,6 +3,9 @@
 Write to a temporary file in the same directory with its final mode, fsync it, rename (or, to create
 without replacing, link) it onto the target, then fsync the directory so the rename itself survives a
 power cut. The one copy of this for the host: settings, secrets, prompt cache, MEMORY.md, the ledger rewrite.
+A write the disk refuses leaves the old file and no temporary behind, and raises `StorageError` (an
+`OSError`) naming the file. Temporaries are named `.<name>.<random>.tmp`; one left by a killed process is
+removed at the next start (`remove_stale_temps`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from __future__ import annotations
 import ctypes
 import errno
 import json
+import logging
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from host.errors import CorruptFileError
+from host.store.durable import fsync_dir, storage_errors
 
 __all__ = [
     "write_json_atomic",
@@ -26,18 +32,15 @@ __all__ = [
     "swap_bytes_atomic",
     "read_json",
     "fsync_dir",
+    "remove_stale_temps",
 ]
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
+logger = logging.getLogger(__name__)
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename or link inside `directory` durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+# What `tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")` makes: eight characters from its alphabet.
+_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 
 
 @contextmanager
@@ -56,10 +59,15 @@ def _staged(path: Path, data: bytes, mode: int) -> Iterator[str]:
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace `path` with `data` atomically, with permission bits `mode` from the start."""
-    with _staged(path, data, mode) as tmp_name:
-        os.replace(tmp_name, path)
-    fsync_dir(path.parent)
+    """Replace `path` with `data` atomically, with permission bits `mode` from the start.
+
+    Raises:
+        StorageError: the disk refused the write; `path` is unchanged.
+    """
+    with storage_errors(path, "the new contents"):
+        with _staged(path, data, mode) as tmp_name:
+            os.replace(tmp_name, path)
+        fsync_dir(path.parent)
 
 
 def create_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
@@ -67,13 +75,17 @@ def create_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
 
     Returns:
         True when this call created it, False when a file was already there (it is left as it is).
+
+    Raises:
+        StorageError: the disk refused the write; nothing was created.
     """
-    with _staged(path, data, mode) as tmp_name:
-        try:
-            os.link(tmp_name, path)
-        except FileExistsError:
-            return False
-    fsync_dir(path.parent)
+    with storage_errors(path, "the new file"):
+        with _staged(path, data, mode) as tmp_name:
+            try:
+                os.link(tmp_name, path)
+            except FileExistsError:
+                return False
+        fsync_dir(path.parent)
     return True
 
 
@@ -126,7 +138,11 @@ def swap_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> bytes | 
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
-    """Replace `path` with `value` as pretty JSON, atomically."""
+    """Replace `path` with `value` as pretty JSON, atomically.
+
+    Raises:
+        StorageError: the disk refused the write; `path` is unchanged.
+    """
     text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
     write_bytes_atomic(path, text.encode("utf-8"))
 
@@ -135,13 +151,43 @@ def read_json(path: Path, default: Any = None) -> Any:
     """Read a JSON file; a missing file gives `default`.
 
     Raises:
-        CorruptFileError: the file exists but is not valid JSON (the message names it).
+        CorruptFileError: the file exists but is not UTF-8 JSON (the message and `data.path` name it).
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return default
     try:
-        return json.loads(text)
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CorruptFileError(
+            f"{path} is not valid JSON (it is not UTF-8 text: byte {exc.start} is 0x{raw[exc.start]:02x})",
+            data={"path": str(path)},
+        ) from exc
     except json.JSONDecodeError as exc:
-        raise CorruptFileError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        raise CorruptFileError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})", data={"path": str(path)}
+        ) from exc
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Remove the temporaries that atomic writes into `directory` left when their process was killed.
+
+    Only call this before anything writes there (at start-up, under the host lock): a live writer's
+    temporary looks the same.
+
+    Returns:
+        How many were removed.
+    """
+    removed = 0
+    try:
+        names = [entry.name for entry in os.scandir(directory) if entry.is_file(follow_symlinks=False)]
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        if _TEMP_NAME.match(name):
+            (directory / name).unlink(missing_ok=True)
+            removed += 1
+    if removed:
+        logger.info("%s: removed %d temporary file(s) left by an interrupted write", directory, removed)
+    return removed

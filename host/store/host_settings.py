@@ -6,6 +6,7 @@ over what stands, validated as a whole, and written atomically before they take 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,16 @@ class HostSettingsStore:
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / "settings.json"
         self.current = load_host_settings(self.path)
+        self._lock = threading.Lock()  # updates run in worker threads; each merges over the one before
 
     def update(self, changes: dict[str, Any]) -> HostSettings:
-        """Merge `changes` (snake_case fields) over the current settings, write them, and return them."""
-        merged = HostSettings.model_validate({**self.current.model_dump(), **changes})
-        write_json_atomic(self.path, merged.model_dump(mode="json"))
-        self.current = merged
+        """Merge `changes` (snake_case fields) over the current settings, write them, and return them.
+
+        Raises:
+            StorageError: the disk refused the write; the settings in force are unchanged.
+        """
+        with self._lock:
+            merged = HostSettings.model_validate({**self.current.model_dump(), **changes})
+            write_json_atomic(self.path, merged.model_dump(mode="json"))
+            self.current = merged
         return merged

@@ -1,20 +1,26 @@
 """An agent's transcript: `transcript.jsonl`, append-only, one event per line, `seq` dense from 1.
 
-Appends are written whole and fsynced before they are acknowledged. A crash can leave only the last
-line torn; opening the file moves that torn tail aside (`transcript.jsonl.torn`) and keeps every
-complete event. Pages are read backwards from the end, so opening and paging cost does not grow with
-the transcript's length.
+Appends are written whole and fsynced before they are acknowledged; a write the disk refuses leaves the
+file as it was and the seq unused (`StorageError`). `append_async` does the same in a worker thread, in
+the order the appends were asked for, so one agent's fsync never holds up the event loop. A crash can
+leave only the last line torn; opening the file moves that torn tail aside (`transcript.jsonl.torn`,
+fsynced before the original is cut) and keeps every complete event. Pages are read backwards from the
+end, so opening and paging cost does not grow with the transcript's length.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from host.store.durable import append_durably, create_durably, fsync_dir, storage_errors
 
 __all__ = ["Transcript", "utc_now"]
 
@@ -44,8 +50,11 @@ class Transcript:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.path.touch(exist_ok=True)
-        self._repair_torn_tail()
+        self._lock = threading.Lock()  # one writer at a time, whichever thread it runs in
+        self._order = asyncio.Lock()  # async appends reach the disk in the order they were asked for
+        create_durably(path)
+        with storage_errors(path, "the repair of a torn last line"):
+            self._repair_torn_tail()
         self._last_seq = next((int(event["seq"]) for event in self.read_backwards()), 0)
 
     @property
@@ -64,8 +73,15 @@ class Transcript:
             cut = self._last_newline_end(f, size)
             f.seek(cut)
             torn = f.read()
-            with self.path.with_name(self.path.name + ".torn").open("ab") as aside:
+            aside_path = self.path.with_name(self.path.name + ".torn")
+            created = create_durably(aside_path)
+            with aside_path.open("ab") as aside:
                 aside.write(torn + b"\n")
+                aside.flush()
+                # The cut bytes must be safe aside before the original loses them.
+                os.fsync(aside.fileno())
+            if created:
+                fsync_dir(self.path.parent)
             f.truncate(cut)
             f.flush()
             os.fsync(f.fileno())
@@ -85,15 +101,39 @@ class Transcript:
         return 0
 
     def append(self, event: dict[str, Any]) -> dict[str, Any]:
-        """Give `event` the next `seq` and a `ts`, write it, and fsync before returning it."""
-        stored = {**event, "seq": self._last_seq + 1, "ts": event.get("ts") or utc_now()}
-        line = json.dumps(stored, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        """Give `event` the next `seq` and a `ts`, write it, and fsync before returning it.
+
+        Raises:
+            StorageError: the disk refused the write; the file is as it was and the seq stays free.
+        """
+        with self._lock:
+            return self._write(*self._encode(event, self._last_seq + 1))
+
+    async def append_async(self, event: dict[str, Any]) -> dict[str, Any]:
+        """`append` with the write and fsync in a worker thread; appends keep the order they were made in.
+
+        Raises:
+            StorageError: as `append`.
+        """
+        async with self._order:
+            # Encoding holds the GIL, so it happens here: the worker only waits on the disk, and never keeps
+            # the event loop's thread from running for a whole GIL switch interval.
+            encoded = self._encode(event, self._last_seq + 1)
+            return await asyncio.to_thread(self._write_next, *encoded)
+
+    @staticmethod
+    def _encode(event: dict[str, Any], seq: int) -> tuple[dict[str, Any], bytes]:
+        stored = {**event, "seq": seq, "ts": event.get("ts") or utc_now()}
+        return stored, json.dumps(stored, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+    def _write_next(self, stored: dict[str, Any], line: bytes) -> dict[str, Any]:
+        with self._lock:
+            if stored["seq"] != self._last_seq + 1:  # a plain `append` came in between: take the next seq
+                stored, line = self._encode(stored, self._last_seq + 1)
+            return self._write(stored, line)
+
+    def _write(self, stored: dict[str, Any], line: bytes) -> dict[str, Any]:
+        append_durably(self.path, line, f"the {stored.get('type', 'new')} event")
         self._last_seq = stored["seq"]
         return stored
 

@@ -113,6 +113,11 @@ class AgentInfo(WireModel):
     settings: AgentSettings
     queue: list[QueuedRun] = Field(default_factory=list, description="Runs waiting behind the current one.")
     mcp: list[McpServerState] = Field(default_factory=list, description="The state of each configured MCP server.")
+    error: str | None = Field(
+        default=None,
+        description="Set when one of the agent's files cannot be read (named here); the other fields are then what "
+        "could be read, with defaults for the rest, and its runs fail until the file is mended.",
+    )
 
 
 class AgentCreateParams(Params):

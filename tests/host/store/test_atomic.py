@@ -8,7 +8,7 @@ import pytest
 
 from host.errors import CorruptFileError
 from host.store.atomic import read_json, write_json_atomic
-from protocol.errors import INTERNAL_ERROR
+from protocol.errors import CORRUPT_FILE
 
 
 def test_a_write_replaces_the_whole_file_and_leaves_no_temporary_behind(tmp_path: Path) -> None:
@@ -29,5 +29,5 @@ def test_a_corrupt_file_is_an_error_that_names_it_and_is_not_overwritten(tmp_pat
     with pytest.raises(CorruptFileError) as info:
         read_json(path)
     assert str(path) in info.value.message
-    assert info.value.code == INTERNAL_ERROR
+    assert info.value.code == CORRUPT_FILE
     assert path.read_text(encoding="utf-8") == '{"cut": '

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from host.store.secrets import SecretStore, resolve_api_key
-from protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, NOT_FOUND, PROVIDER_ERROR, JsonRpcError
+from protocol.errors import CORRUPT_FILE, INVALID_PARAMS, NOT_FOUND, PROVIDER_ERROR, JsonRpcError
 
 VALUE = "sk-proj-TOPSECRET-0123456789"
 OTHER = "sk-ant-ALSOSECRET-9876543210"
@@ -127,7 +127,7 @@ def test_a_corrupt_secrets_file_is_a_clear_error_and_is_never_overwritten(tmp_pa
     for action in (store.list, lambda: store.set("anthropic", OTHER), lambda: store.delete("openai")):
         with pytest.raises(JsonRpcError) as caught:
             action()
-        assert caught.value.code == INTERNAL_ERROR
+        assert caught.value.code == CORRUPT_FILE
         assert "secrets.bin" in str(caught.value)
     assert (tmp_path / "secrets.bin").read_bytes() == damaged
 
