@@ -1,9 +1,11 @@
 """Kernel supervision: the host starts `python -m kernel`, talks to it over its stdio, and restarts it.
 
-When the kernel dies unexpectedly the supervisor reports it (`on_down`, which ends the runs in flight),
-waits a short, growing backoff, starts a new kernel and reports it (`on_up`). Stopping asks the kernel
-to shut down, closes its stdin, waits, then terminates, then kills. How a kernel is started is a seam
-(`KernelLauncher`): a child process in production, an in-memory kernel in the tests.
+When the kernel dies unexpectedly, cannot be spawned, or refuses `initialize`, the supervisor reports
+it (`on_down` with the reason, which ends the runs in flight), waits a growing backoff (see
+`restarts.py`), starts a new kernel and reports it (`on_up`): nothing about a kernel ends the host.
+Stopping asks the kernel to shut down, closes its stdin, waits, then terminates, then kills. How a
+kernel is started is a seam (`KernelLauncher`): a child process in its own session with a trimmed
+environment in production, an in-memory kernel in the tests.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from host.errors import KernelUnavailableError
+from host.kernel_env import kernel_environment
+from host.restarts import Clock, RestartBackoff, SystemClock
 from protocol.dispatch import Router
 from protocol.errors import ConnectionClosedError, JsonRpcError, RequestTimeoutError
 from protocol.framing import READ_LIMIT
@@ -30,8 +34,6 @@ __all__ = ["KernelChild", "KernelLauncher", "KernelSupervisor", "default_kernel_
 logger = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=BaseModel)
-
-_BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 
 def default_kernel_command() -> list[str]:
@@ -86,7 +88,11 @@ class _ProcessChild:
 
 
 def process_launcher(command: list[str], env: dict[str, str] | None = None) -> KernelLauncher:
-    """A launcher that starts `command` as a child process (stderr shared with the host's)."""
+    """A launcher that starts `command` as a child process (stderr shared with the host's).
+
+    The child gets `env`, or the allowlisted part of the host's environment (`kernel_environment`), and
+    its own session, so a Ctrl-C at the host's terminal reaches the host alone and the host stops it.
+    """
 
     async def launch() -> KernelChild:
         process = await asyncio.create_subprocess_exec(
@@ -94,8 +100,9 @@ def process_launcher(command: list[str], env: dict[str, str] | None = None) -> K
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=None,
-            env=env,
+            env=kernel_environment() if env is None else env,
             limit=READ_LIMIT,
+            start_new_session=True,
         )
         return _ProcessChild(process)
 
@@ -108,8 +115,9 @@ class KernelSupervisor:
     Args:
         launch: starts one kernel (see `process_launcher`).
         router: handles what the kernel sends the host (turn events, tool calls, approval requests).
-        on_down: awaited with a reason when a running kernel exits unexpectedly.
+        on_down: awaited with a reason when a kernel exits unexpectedly, cannot start or refuses to initialize.
         on_up: awaited after each (re)start and successful initialize.
+        clock: time for the restart backoff.
     """
 
     def __init__(
@@ -122,7 +130,10 @@ class KernelSupervisor:
         init_params: Callable[[], KernelInitializeParams] = lambda: KernelInitializeParams(
             protocol_version=PROTOCOL_VERSION
         ),
+        clock: Clock | None = None,
     ) -> None:
+        self._clock: Clock = clock or SystemClock()
+        self.backoff = RestartBackoff()
         self._init_params = init_params
         self._launch = launch
         self._router = router
@@ -134,6 +145,7 @@ class KernelSupervisor:
         self._stopping = asyncio.Event()
         self._stop_timeout = 5.0
         self.state: KernelState = "starting"
+        self._up_since: float | None = None
         self.restarts = 0
         self.info: KernelInitializeResult | None = None
 
@@ -143,53 +155,82 @@ class KernelSupervisor:
 
     async def run(self) -> None:
         """Keep a kernel running until `stop()`; returns once the last one has exited."""
-        failures = 0
         while not self._stopping.is_set():
-            reason = await self._run_once()
+            reason, up_for = await self._run_once()
             if self._stopping.is_set():
                 break
             self.state = "down"
             self._up.clear()
             logger.error("kernel stopped unexpectedly: %s", reason)
-            await self._on_down(reason)
-            try:
-                async with asyncio.timeout(_BACKOFF[min(failures, len(_BACKOFF) - 1)]):
-                    await self._stopping.wait()
-            except TimeoutError:
-                pass
-            failures += 1
+            await self._report(self._on_down(reason))
+            await self._pause(self.backoff.next_delay(up_for))
             self.restarts += 1
         self.state = "stopped"
 
-    async def _run_once(self) -> str:
+    async def _report(self, callback: Awaitable[None]) -> None:
+        try:
+            await callback
+        except Exception:  # the supervisor's top level: a failed report must never stop the restarts
+            logger.exception("reporting a kernel state change failed")
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait `seconds` on the clock, or less if the host is stopping."""
+        async with asyncio.TaskGroup() as tasks:
+            sleeping = tasks.create_task(self._clock.sleep(seconds))
+            stopping = tasks.create_task(self._stopping.wait())
+            await asyncio.wait({sleeping, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            sleeping.cancel()
+            stopping.cancel()
+
+    async def _run_once(self) -> tuple[str, float | None]:
+        """Start one kernel and serve it until it exits; returns why it stopped and how long it was up."""
         self.state = "starting"
-        child = self._child = await self._launch()
+        self._up_since = None
+        try:
+            child = self._child = await self._launch()
+        except OSError as exc:
+            return f"the kernel could not be started ({exc.strerror or exc})", None
         peer = JsonRpcPeer(child.transport, self._router, name="kernel")
+        refused: str | None = None
         async with asyncio.TaskGroup() as tasks:
             serving = tasks.create_task(peer.serve())
             stopping = tasks.create_task(self._stopping.wait())
             initializing = tasks.create_task(self._initialize(peer))
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({serving, stopping, initializing}, return_when=asyncio.FIRST_COMPLETED)
+            if initializing in done:
+                refused = initializing.result()
+                if refused is None:
+                    await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             initializing.cancel()
-            if self._stopping.is_set():
+            if self._stopping.is_set() or refused is not None:
                 await self._shut_down(child, peer)
             stopping.cancel()
             await serving
         self._peer = None
         self._up.clear()
+        up_for = None if self._up_since is None else self._clock.monotonic() - self._up_since
         code = await child.wait()
-        return f"the kernel process exited with code {code}"
+        return refused or f"the kernel process exited with code {code}", up_for
 
-    async def _initialize(self, peer: JsonRpcPeer) -> None:
+    async def _initialize(self, peer: JsonRpcPeer) -> str | None:
+        """Initialize the kernel; returns why it cannot be used, or None (up, or gone: `serve` ends then)."""
         try:
             self.info = await peer.request("initialize", self._init_params(), KernelInitializeResult, timeout=30)
-        except (ConnectionClosedError, RequestTimeoutError) as exc:
+        except ConnectionClosedError as exc:
             logger.error("kernel did not initialize: %s", exc.message)
-            return
+            return None
+        except RequestTimeoutError:
+            return "the kernel did not answer initialize in time"
+        except JsonRpcError as exc:
+            return f"the kernel refused to initialize: {exc.message}"
+        except ValidationError:
+            return "the kernel answered initialize with something that is not an initialize result"
         self._peer = peer
         self.state = "up"
+        self._up_since = self._clock.monotonic()
         self._up.set()
-        await self._on_up()
+        await self._report(self._on_up())
+        return None
 
     async def wait_up(self, timeout: float) -> bool:
         try:
