@@ -26,6 +26,7 @@ from host.idle import wait_until_idle
 from host.listener import SocketListener
 from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, watch_memory_views
+from host.recovery import recover_data_dir
 from host.rpc.agent_dir import register_agent_dir_methods
 from host.rpc.agents import register_agent_methods
 from host.rpc.archive import register_archive_methods
@@ -45,6 +46,7 @@ from host.runs.memory_service import MemoryService
 from host.runs.scheduler import RunManager, RunOrigin
 from host.runs.turns import TurnPlanner
 from host.runs.warmup import ModelWarmup
+from host.signals import stop_on_signals
 from host.store.agents import AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.host_settings import HostSettingsStore
@@ -100,6 +102,7 @@ class HostServer:
             self.kernel,
             self.notify,
             lambda agent, run_id: self.together.prepare(agent, run_id),
+            KernelEvents(lambda run: self.together.transcript_of(run), self.notify).record,
             max_concurrent=self.settings.current.max_concurrent_runs,
             on_status=self._agent_changed,
             transcripts=lambda run: self.together.transcript_of(run),
@@ -127,13 +130,7 @@ class HostServer:
         self.together.connect(
             self.agents, self.planner, self.host_tools, lambda: self.kernel.info, lambda: self.settings.current.max_hops
         )
-        register_kernel_calls(
-            self.kernel_router,
-            KernelEvents(self.runs, self.store, self.notify),
-            self.host_tools,
-            self.approvals,
-            self.mcp,
-        )
+        register_kernel_calls(self.kernel_router, self.runs, self.host_tools, self.approvals, self.mcp)
         self._activity = asyncio.Event()
         self.connections = ConnectionHub(self.shell_router, self._activity)
         self.listener: SocketListener | None = None
@@ -160,6 +157,10 @@ class HostServer:
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
         register_archive_methods(self.table, ArchiveService(self.store, self.hub), self.agents)
+
+    def stop(self) -> None:
+        """Stop as `shutdown` does (what SIGTERM and SIGINT do)."""
+        self._stop.set()
 
     async def notify(self, method: str, event: BaseModel) -> None:
         await self.connections.notify(method, event)
@@ -205,6 +206,7 @@ class HostServer:
                     wait_until_idle(self._idle, lambda: self.connections.served > 0, self._activity, idle_exit or 0.0)
                 )
             await asyncio.wait({owner, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            await self.runs.settle()  # a run that had ended finishes its end hooks before the inboxes halt
             self.together.halt()  # what is unfinished stays in the inboxes for the next start
             # No new client may attach to a host that is stopping.
             if self.listener is not None:
@@ -262,11 +264,12 @@ class HostServer:
 
 async def _serve(config: HostConfig) -> None:
     server = HostServer(config)
-    if config.idle_exit is not None:
-        await server.serve(None, idle_exit=config.idle_exit)
-        return
-    async with stdio_transport() as transport:
-        await server.serve(transport)
+    with stop_on_signals(server.stop):
+        if config.idle_exit is not None:
+            await server.serve(None, idle_exit=config.idle_exit)
+            return
+        async with stdio_transport() as transport:
+            await server.serve(transport)
 
 
 def run_host(config: HostConfig) -> int:
@@ -282,6 +285,7 @@ def run_host(config: HostConfig) -> int:
     lock = HostLock(config.data_dir)
     lock.acquire()
     try:
+        recover_data_dir(config.data_dir)
         asyncio.run(_serve(config))
     finally:
         lock.release()

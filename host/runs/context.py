@@ -4,7 +4,9 @@ Pure: events in, chat messages out. The latest `compact` summary stands in for e
 A turn's recall block (rendered from memory for its `context` event) is attached to the message that
 started that turn, so replaying the same transcript in one prompt epoch gives byte-identical messages.
 A tool call with no recorded result (the kernel died mid-call) gets a stated "did not complete" result,
-as providers require one per call.
+as providers require one per call. A run that ended before any reply (an error, a cancel, a host that
+stopped) gets a stated note in the assistant's place, so the next message never follows the unanswered
+one as a second user turn.
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from typing import Any
 from protocol.models.kernel import ChatMessage
 from protocol.models.transcript import ToolCallInfo
 
-__all__ = ["build_messages", "wake_content"]
+__all__ = ["NO_REPLY_NOTES", "build_messages", "wake_content"]
+
+NO_REPLY_NOTES = {
+    "idle": "[no reply]",
+    "cancelled": "[cancelled before any reply]",
+    "error": "[the turn failed before any reply]",
+}
+"""What stands in the assistant's place for a run that ended without one, by the run's end reason."""
 
 
 def wake_content(event: dict[str, Any]) -> str:
@@ -65,10 +74,19 @@ def build_messages(
     recall = recall or {}
     messages = list(system)
     open_calls: dict[str, str] = {}
+    answered = True  # whether the latest user or wake message has had an assistant message since
     for event in events:
         kind = event.get("type")
         if kind != "tool" and open_calls:
             _close_open_calls(messages, open_calls)
+        if kind in ("user", "wake"):
+            answered = False
+        elif kind == "assistant" and (event.get("text") or event.get("toolCalls")):
+            answered = True
+        elif kind == "ended" and not answered:
+            messages.append(ChatMessage(role="assistant", content=NO_REPLY_NOTES.get(event.get("reason", ""), "")))
+            answered = True
+            continue
         if kind == "compact":
             messages.append(
                 ChatMessage(role="user", content=f"<summary of the earlier conversation>\n{event['summary']}")
@@ -77,11 +95,7 @@ def build_messages(
         elif kind == "user":
             messages.append(ChatMessage(role="user", content=event["text"]))
         elif kind == "wake":
-            messages.append(
-                ChatMessage(
-                    role="user", name=event["fromAgent"], content=wake_content(event)
-                )
-            )
+            messages.append(ChatMessage(role="user", name=event["fromAgent"], content=wake_content(event)))
         elif kind == "context" and event.get("seq") in recall:
             _attach_recall(messages, recall[event["seq"]])
         elif kind == "assistant":

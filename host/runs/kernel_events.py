@@ -1,23 +1,25 @@
-"""Kernel turn events, persisted as they arrive and passed on to the shell.
+"""Kernel turn events of one run, persisted in order and passed on to the shell.
 
-The kernel streams `turn.delta`, `turn.message`, `turn.tool` and `turn.ended` keyed by `runId`. Streamed
-text is kept on the run (so a cancel can store it as a partial message); completed messages and tool
-results are appended to the agent's transcript before the shell hears of them. Events for a run that is
-no longer running are dropped: its end has already been written. A memory tool call's arguments are kept
-with every secret the memory gate refuses withheld, so a secret the model tried to remember is stored nowhere.
+The run's own task calls `record` for each `turn.delta`, `turn.message` and `turn.tool` from its feed.
+Streamed text is kept on the run (so an end can store it as a partial message); completed messages and
+tool results are appended to the run's transcript (in a worker thread) before the shell hears of them.
+A message the disk refuses stays in the run's streamed text and the `StorageError` ends the run. A
+memory tool call's arguments are kept with every secret the memory gate refuses withheld, so a secret
+the model tried to remember is stored nowhere.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from host.memory import MEMORY_TOOL_NAMES
 from host.memory.gate import redact_arguments
-from host.runs.scheduler import Notify, RunManager
-from host.store.agents import AgentStore
-from protocol.errors import RUN_FAILED
+from host.runs.run import Run, TurnEvent
+from host.runs.scheduler import Notify
+from host.store.transcript import Transcript
 from protocol.models.host import AgentDeltaEvent, AgentMessageEvent, AgentToolEvent
-from protocol.models.kernel import TurnDeltaEvent, TurnEndedEvent, TurnMessageEvent, TurnToolEvent
+from protocol.models.kernel import TurnDeltaEvent, TurnMessageEvent, TurnToolEvent
 from protocol.models.transcript import AssistantEvent, ToolCallInfo, ToolResultEvent
 
 __all__ = ["KernelEvents"]
@@ -28,46 +30,47 @@ def _kept(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class KernelEvents:
-    """Handlers for the kernel's turn notifications.
+    """Records a run's kernel events.
 
     Args:
-        runs: the run manager whose runs the events belong to.
-        store: the agent store (transcripts live there).
+        transcript_of: where a run's lines go (its agent's transcript, or its Work's).
         notify: sends an event to the shell.
     """
 
-    def __init__(self, runs: RunManager, store: AgentStore, notify: Notify) -> None:
-        self._runs = runs
-        self._store = store
+    def __init__(self, transcript_of: Callable[[Run], Transcript], notify: Notify) -> None:
+        self._transcript_of = transcript_of
         self._notify = notify
 
-    async def delta(self, event: TurnDeltaEvent) -> None:
-        run = self._runs.running(event.run_id)
-        if run is not None:
-            run.partial.append(event.text)
-            await self._notify(
-                "agent.delta", AgentDeltaEvent(agent_id=run.agent_id, run_id=run.run_id, text=event.text)
-            )
+    async def record(self, run: Run, event: TurnEvent) -> None:
+        """Persist and announce one event of `run`.
 
-    async def message(self, event: TurnMessageEvent) -> None:
-        run = self._runs.running(event.run_id)
-        if run is None:
-            return
-        run.partial.clear()
+        Raises:
+            StorageError: the transcript could not take a message or tool result; nothing of it was stored.
+        """
+        if isinstance(event, TurnDeltaEvent):
+            await self._delta(run, event)
+        elif isinstance(event, TurnMessageEvent):
+            await self._message(run, event)
+        else:
+            await self._tool(run, event)
+
+    async def _delta(self, run: Run, event: TurnDeltaEvent) -> None:
+        run.partial.append(event.text)
+        await self._notify("agent.delta", AgentDeltaEvent(agent_id=run.agent_id, run_id=run.run_id, text=event.text))
+
+    async def _message(self, run: Run, event: TurnMessageEvent) -> None:
         calls = [ToolCallInfo(id=c.id, name=c.name, arguments=_kept(c.name, c.arguments)) for c in event.tool_calls]
         message = AssistantEvent(
             run_id=run.run_id, text=event.text, tool_calls=calls, partial=event.partial, usage=event.usage
         )
-        stored = self._runs.transcript_of(run).append(message.model_dump(mode="json"))
+        stored = await self._transcript_of(run).append_async(message.model_dump(mode="json"))
+        run.partial.clear()  # only now: until the message is on disk its text is the run's partial text
         await self._notify(
             "agent.message",
             AgentMessageEvent(agent_id=run.agent_id, run_id=run.run_id, message=AssistantEvent.model_validate(stored)),
         )
 
-    async def tool(self, event: TurnToolEvent) -> None:
-        run = self._runs.running(event.run_id)
-        if run is None:
-            return
+    async def _tool(self, run: Run, event: TurnToolEvent) -> None:
         if event.status == "completed":
             result = ToolResultEvent(
                 run_id=run.run_id,
@@ -76,7 +79,7 @@ class KernelEvents:
                 content=event.content or "",
                 is_error=event.is_error,
             )
-            self._runs.transcript_of(run).append(result.model_dump(mode="json"))
+            await self._transcript_of(run).append_async(result.model_dump(mode="json"))
         await self._notify(
             "agent.tool",
             AgentToolEvent(
@@ -90,11 +93,3 @@ class KernelEvents:
                 is_error=event.is_error,
             ),
         )
-
-    async def ended(self, event: TurnEndedEvent) -> None:
-        run = self._runs.get(event.run_id)
-        if run is not None:
-            code = event.error_code if event.error_code is not None else RUN_FAILED
-            await self._runs.end(
-                run, event.reason, error=event.error, code=code, usage=event.usage, stop_reason=event.stop_reason
-            )

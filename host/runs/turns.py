@@ -125,7 +125,7 @@ class TurnPlanner:
             more_added=block.more_added if block else 0,
             cut=block.cut if block else 0,
         )
-        transcript.append(context.model_dump(mode="json"))
+        await transcript.append_async(context.model_dump(mode="json"))
         system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
         events = transcript.since_last_compact()
         messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
@@ -230,6 +230,6 @@ class TurnPlanner:
         covered = [int(e["throughSeq"]) if e.get("type") == "compact" else int(e["seq"]) for e in older]
         through = max(covered)
         event = CompactEvent(summary=summary.text.strip(), through_seq=through)
-        self._store.transcript(agent.agent_id).append(event.model_dump(mode="json"))
+        await self._store.transcript(agent.agent_id).append_async(event.model_dump(mode="json"))
         bump_epoch(agent.directory, "compaction")
         return True

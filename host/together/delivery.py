@@ -10,11 +10,13 @@ its wake is forgotten. After a restart every item still in an inbox is delivered
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
+from host.errors import StorageError
 from host.runs.project_root import check_project_root
 from host.runs.scheduler import Notify, Run, RunManager, RunOrigin
 from host.store.agents import AgentStore
@@ -52,6 +54,7 @@ class Deliveries:
         self._inboxes: dict[str, Inbox] = {}
         self._seqs: dict[str, int] = {}
         self._stopping: set[str] = set()
+        self._saving: dict[str, asyncio.Lock] = {}
         self.end_listeners: list[EndListener] = []
         self.halted = False
         """Set while the host stops: an ending run then keeps its item, to be delivered on the next start."""
@@ -129,7 +132,12 @@ class Deliveries:
             NotFoundError: no such agent.
         """
         inbox = self.inbox(agent_id)
-        inbox.push(item, front=front or interrupt)
+        inbox.push(item, front=front or interrupt, save=False)
+        try:
+            await self._save(agent_id)
+        except StorageError:
+            inbox.remove(item.run_id, save=False)  # refused, so it must not wait in memory and run later
+            raise
         if interrupt:
             await self._runs.cancel(agent_id)
         await self.pump(agent_id)
@@ -141,6 +149,16 @@ class Deliveries:
         await self._on_status(agent_id)
         return None, inbox.waiting().index(current) + 1
 
+    async def _save(self, agent_id: str) -> None:
+        """Write the agent's inbox in a worker thread, one write at a time, so the event loop never waits
+        on its fsyncs. Each write takes the items as they are when it runs, so the last one is the newest.
+
+        Raises:
+            StorageError: the disk refused the write.
+        """
+        async with self._saving.setdefault(agent_id, asyncio.Lock()):
+            await asyncio.to_thread(self.inbox(agent_id).save)
+
     async def pump(self, agent_id: str) -> None:
         """Start the agent's next item if it has no run."""
         if self.halted or not self._store.exists(agent_id) or self._runs.active_run(agent_id) is not None:
@@ -150,7 +168,8 @@ class Deliveries:
         if not waiting or any(item.started for item in inbox.items):
             return
         item = waiting[0]
-        inbox.mark_started(item.run_id)
+        # Not written: a restart delivers a started item again anyway, so the flag matters in memory only.
+        inbox.mark_started(item.run_id, save=False)
         origin = RunOrigin(
             kind=item.kind,
             from_agent=item.from_agent,
@@ -163,12 +182,15 @@ class Deliveries:
             _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)
         except BaseException:
             # Not started (its message could not be written): it waits, and the caller hears why.
-            inbox.mark_started(item.run_id, False)
+            inbox.mark_started(item.run_id, False, save=False)
             raise
         self._seqs[item.run_id] = seq
 
-    async def run_ended(self, run: Run) -> None:
-        """The run manager's end hook: tell the listeners, let the item go, start the next one."""
+    async def record_end(self, run: Run) -> None:
+        """The run manager's end record (before the end is announced): tell the listeners, let the item go.
+
+        So a shell that hears of the end and stops the host at once never gets the message delivered again.
+        """
         try:
             if self.halted or not self._store.exists(run.agent_id):
                 return
@@ -177,8 +199,17 @@ class Deliveries:
             if item is not None:
                 reason: ItemEnd = "stopped" if run.agent_id in self._stopping else run.reason or "error"
                 await self._tell(item, reason, run)
-                inbox.remove(run.run_id)
-            self._seqs.pop(run.run_id, None)
+                inbox.remove(run.run_id, save=False)
+                await self._save(run.agent_id)
+        except Exception:  # an end record must never stop the end of a run from being announced
+            logger.exception("after run %s of %s, closing its inbox item failed", run.run_id, run.agent_id)
+
+    async def run_ended(self, run: Run) -> None:
+        """The run manager's end hook (after the end is announced): start the agent's next item."""
+        self._seqs.pop(run.run_id, None)
+        if self.halted or not self._store.exists(run.agent_id):
+            return
+        try:
             await self.pump(run.agent_id)
         except Exception:  # an end hook must never stop the end of a run from being announced
             logger.exception("after run %s of %s, delivering the next message failed", run.run_id, run.agent_id)
@@ -206,7 +237,8 @@ class Deliveries:
 
     async def _drop(self, agent_id: str, item: InboxItem, reason: ItemEnd) -> None:
         await self._tell(item, reason, None)
-        self.inbox(agent_id).remove(item.run_id)
+        self.inbox(agent_id).remove(item.run_id, save=False)
+        await self._save(agent_id)
         await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=item.run_id, reason="cancelled"))
 
     async def drop(self, agent_id: str, run_id: str) -> bool:
@@ -215,7 +247,8 @@ class Deliveries:
         item = inbox.find(run_id)
         if item is None or item.started:
             return False
-        inbox.remove(run_id)
+        inbox.remove(run_id, save=False)
+        await self._save(agent_id)
         await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=run_id, reason="cancelled"))
         await self._on_status(agent_id)
         return True

@@ -10,6 +10,7 @@ again. Every change rewrites the file atomically; a file that does not parse is 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -73,6 +74,7 @@ class Inbox:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.items: list[InboxItem] = self._load()
+        self._writing = threading.Lock()  # `save` may run in a worker thread; one write at a time
 
     def _load(self) -> list[InboxItem]:
         try:
@@ -84,8 +86,18 @@ class Inbox:
             logger.error("%s could not be read (%s); moved to %s, the inbox starts empty", self.path, exc, aside)
             return []
 
-    def _save(self) -> None:
-        write_json_atomic(self.path, {"items": [asdict(item) for item in self.items]})
+    def _save(self, items: list[InboxItem] | None = None) -> None:
+        snapshot = list(self.items if items is None else items)
+        with self._writing:
+            write_json_atomic(self.path, {"items": [asdict(item) for item in snapshot]})
+
+    def save(self) -> None:
+        """Write the items as they are now (for a caller that changed them with `save=False`; thread-safe).
+
+        Raises:
+            StorageError: the disk refused the write; the file is as it was.
+        """
+        self._save()
 
     def waiting(self) -> list[InboxItem]:
         """Items whose run has not started, in the order they will run."""
@@ -94,30 +106,36 @@ class Inbox:
     def find(self, run_id: str) -> InboxItem | None:
         return next((item for item in self.items if item.run_id == run_id), None)
 
-    def push(self, item: InboxItem, *, front: bool = False) -> int:
-        """Add `item` (at the back, or ahead of every waiting item) and write the file.
+    def push(self, item: InboxItem, *, front: bool = False, save: bool = True) -> int:
+        """Add `item` (at the back, or ahead of every waiting item) and write the file (unless `save=False`).
 
         Returns:
             Its place among the waiting items, from 1.
         """
         item = replace(item, queued_at=item.queued_at or utc_now())
+        items = list(self.items)
         if front:
-            index = next((i for i, other in enumerate(self.items) if not other.started), len(self.items))
-            self.items.insert(index, item)
+            index = next((i for i, other in enumerate(items) if not other.started), len(items))
+            items.insert(index, item)
         else:
-            self.items.append(item)
-        self._save()
+            items.append(item)
+        # Only a written item is acknowledged: one the disk refused must not wait in memory and run later.
+        if save:
+            self._save(items)
+        self.items = items
         return self.waiting().index(item) + 1
 
-    def mark_started(self, run_id: str, started: bool = True) -> None:
+    def mark_started(self, run_id: str, started: bool = True, *, save: bool = True) -> None:
         self.items = [replace(item, started=started) if item.run_id == run_id else item for item in self.items]
-        self._save()
+        if save:
+            self._save()
 
-    def remove(self, run_id: str) -> InboxItem | None:
+    def remove(self, run_id: str, *, save: bool = True) -> InboxItem | None:
         item = self.find(run_id)
         if item is not None:
-            self.items.remove(item)
-            self._save()
+            self.items = [other for other in self.items if other is not item]
+            if save:
+                self._save()
         return item
 
     def clear(self) -> list[InboxItem]:

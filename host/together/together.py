@@ -84,6 +84,7 @@ class Together:
         agents.before_delete.append(self._before_delete)
         agents.after_delete.append(self._after_delete)
         agents.queue = self.deliveries.queue
+        self._runs.end_records.append(self.deliveries.record_end)
         self._runs.end_hooks.append(self.deliveries.run_ended)
 
     def transcript_of(self, run: Run) -> Transcript:

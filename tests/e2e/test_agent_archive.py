@@ -95,6 +95,7 @@ def test_an_imported_agent_answers_from_its_memory_at_once(exported: Path, tmp_p
     target = tmp_path / "target"
     done = _hearth("import", str(exported), "--data-dir", str(target))
     assert done.returncode == 0, done.stderr
+    wait_until_stopped(target)  # the host `hearth import` started stops once idle; this test starts its own
 
     async def main() -> None:
         async with HostProcess(target) as host:

@@ -133,13 +133,15 @@ def test_an_erase_also_removes_recall_text_an_earlier_version_stored_in_the_tran
                 "epoch": 1,
                 "recall": f"Recalled from memory for this message:\n- [{noted['record']['id']}] {CAT}\n- {TEA}",
             },
+            # The run ended: a run left open would be closed at the next start ("the host stopped").
+            {"seq": 3, "ts": "2026-01-01T00:00:01.000Z", "type": "ended", "runId": "r-old", "reason": "idle"},
         ]
         transcript = tmp_path / "agents/ann/transcript.jsonl"
         transcript.write_text("".join(json.dumps(e) + "\n" for e in legacy), encoding="utf-8")
         async with HostProcess(tmp_path) as host:
             await host.call("memory.erase", {"agentId": "ann", "recordId": noted["record"]["id"]})
             page = await host.call("agent.transcript", {"agentId": "ann"})
-            assert [e["seq"] for e in page["events"]] == [1, 2] and page["events"][0]["text"] == legacy[0]["text"]
+            assert [e["seq"] for e in page["events"]] == [1, 2, 3] and page["events"][0]["text"] == legacy[0]["text"]
 
     asyncio.run(main())
     for path in (tmp_path / "agents/ann").rglob("*"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from host.runs.context import build_messages
+from host.runs.context import NO_REPLY_NOTES, build_messages
 from protocol.models.kernel import ChatMessage
 
 SYSTEM = [ChatMessage(role="system", content="You are A.", cache_breakpoint=True)]
@@ -74,3 +74,32 @@ def test_history_before_the_latest_compaction_is_replaced_by_its_summary() -> No
     assert "We planned the trip." in messages[1].content
     assert messages[4].name == "b1" and "agent b1" in messages[4].content
     assert messages[5].content == "half\n[interrupted]"
+
+
+def test_a_run_that_ended_before_any_reply_leaves_a_note_not_two_user_turns_in_a_row() -> None:
+    """Issue 10 item 10: a host killed mid-turn left the next turn sending two user messages in a row."""
+    events = [
+        {"type": "user", "seq": 1, "text": "first"},
+        {"type": "context", "seq": 2, "runId": "r1", "epoch": 1},
+        {"type": "ended", "seq": 3, "runId": "r1", "reason": "error", "error": "the host stopped"},
+        {"type": "user", "seq": 4, "text": "second"},
+        {"type": "ended", "seq": 5, "runId": "r2", "reason": "cancelled"},
+        {"type": "user", "seq": 6, "text": "third"},
+        {"type": "assistant", "seq": 7, "runId": "r3", "text": "answered"},
+        {"type": "ended", "seq": 8, "runId": "r3", "reason": "idle"},
+        {"type": "user", "seq": 9, "text": "fourth"},
+    ]
+    messages = build_messages(SYSTEM, events)
+    assert [m.role for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert messages[2].content == NO_REPLY_NOTES["error"]
+    assert messages[4].content == NO_REPLY_NOTES["cancelled"]
+    assert messages[6].content == "answered", "a run with a reply gets no note"
