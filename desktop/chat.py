@@ -1,8 +1,9 @@
 """`hearth chat AGENT`: a line-based terminal client of the running host (started if none runs).
 
 It speaks only the wire: initialize, find the agent by id or name (any case) or create it, then one
-`agent.send` per input line, printing the streamed reply as it arrives. The host's log is in
-`<data>/logs/host.log`.
+`agent.send` per input line, printing the streamed reply as it arrives. Ctrl-C during a reply cancels it
+(the text so far stays shown and is kept in the transcript); Ctrl-C or Ctrl-D at the prompt leaves.
+Piped input exits 1 when one of its runs failed. The host's log is in `<data>/logs/host.log`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.chat_input import INTERRUPT, ChatEvents, Control
 from desktop.client import connect_host
 from desktop.describe import LOCAL_MODEL_NOTE, describe_model
 from desktop.memory_slash import MEMORY_COMMANDS_HELP, run_memory_command
@@ -63,10 +65,10 @@ class _Printer:
     (`agent.decideTool`) is a request whose reply comes through the same reader.
     """
 
-    def __init__(self, agent_id: str) -> None:
+    def __init__(self, agent_id: str, events: ChatEvents) -> None:
         self.agent_id = agent_id
-        # Approval questions in order, then None when the run has ended.
-        self.questions: asyncio.Queue[AgentToolEvent | None] = asyncio.Queue()
+        self.events = events
+        self.failed = False
 
     def register(self, router: Router) -> None:
         router.add("agent.delta", AgentDeltaEvent, self.on_delta)
@@ -84,7 +86,7 @@ class _Printer:
         if event.agent_id != self.agent_id:
             return
         if event.status == "pending":
-            await self.questions.put(event)
+            self.events.push(event)
         elif event.status == "started":
             sys.stdout.write(f"\n[{event.name}]\n")
 
@@ -92,12 +94,13 @@ class _Printer:
         if event.agent_id != self.agent_id:
             return
         if event.reason == "error":
+            self.failed = True
             sys.stdout.write(f"\n[error: {event.error}]")
         elif event.reason == "cancelled":
             sys.stdout.write("\n[cancelled]")
         sys.stdout.write("\n")
         sys.stdout.flush()
-        await self.questions.put(None)
+        self.events.push(event)
 
     async def on_model_status(self, event: ModelStatusEvent) -> None:
         if event.state == "loading":
@@ -129,7 +132,8 @@ async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions) -> AgentInfo:
 
 async def _chat(options: ChatOptions) -> int:
     router = Router()
-    printer = _Printer(options.agent)
+    events = ChatEvents()
+    printer = _Printer(options.agent, events)
     printer.register(router)
     interactive = sys.stdin.isatty()
     try:
@@ -139,42 +143,94 @@ async def _chat(options: ChatOptions) -> int:
             agent = await _ensure_agent(peer, options)
             printer.agent_id = agent.agent_id
             if interactive:
-                print(f"Chatting with {agent.name} ({_describe_model(agent)}). {MEMORY_COMMANDS_HELP}; Ctrl-D quits.")
-            while True:
-                if interactive:
-                    sys.stdout.write("you> ")
-                    sys.stdout.flush()
-                line = await asyncio.to_thread(sys.stdin.readline)
-                if not line:
-                    return 0
-                if not line.strip():
-                    continue
-                if (said := await run_memory_command(peer, agent.agent_id, line)) is not None:
-                    print(said, flush=True)
-                    continue
-                params = {"agentId": agent.agent_id, "text": line.rstrip("\n")}
-                await peer.request("agent.send", params, AgentSendResult)
-                await _follow_run(peer, printer)
+                print(f"Chatting with {agent.name} ({_describe_model(agent)}). {MEMORY_COMMANDS_HELP}.")
+                print("Ctrl-C stops a reply; Ctrl-C or Ctrl-D at the prompt quits.")
+            with events.reading():
+                await _converse(peer, agent.agent_id, events, interactive)
+            return 1 if printer.failed and not interactive else 0
     except (JsonRpcError, ConnectionError) as exc:
         print(f"hearth: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
 
 
-async def _follow_run(peer: JsonRpcPeer, printer: _Printer) -> None:
-    """Wait for the run's end, asking the person about each tool call that needs a yes on the way."""
-    while (event := await printer.questions.get()) is not None:
-        sys.stdout.write(
-            f"\n[{event.name} wants to {event.action}: {event.target}]\n"
-            "  allow (y)es once, (a)lways, (n)o, or (d)eny always? "
-        )
-        sys.stdout.flush()
-        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()[:1]
-        decision = _DECISIONS.get(answer, "deny")
-        params = {"agentId": printer.agent_id, "toolCallId": event.tool_call_id, "decision": decision}
-        try:
-            await peer.request("agent.decideTool", params)
-        except JsonRpcError as exc:  # the run ended meanwhile; nothing waits for this answer any more
-            sys.stdout.write(f"[{exc.message}]\n")
+async def _converse(peer: JsonRpcPeer, agent_id: str, events: ChatEvents, interactive: bool) -> None:
+    """One `agent.send` per line until the input ends or the person leaves."""
+    while True:
+        if interactive:
+            sys.stdout.write("you> ")
+            sys.stdout.flush()
+        item = await events.next(want_line=True)
+        if item is INTERRUPT or (item is None and interactive):
+            sys.stdout.write("\n")  # the prompt's line is left clean
+            sys.stdout.flush()
+            return
+        if item is None:
+            return
+        if not isinstance(item, str) or not item.strip():
+            continue  # a question or an end left over from an earlier run, or an empty line
+        if (said := await run_memory_command(peer, agent_id, item)) is not None:
+            print(said, flush=True)
+            continue
+        await peer.request("agent.send", {"agentId": agent_id, "text": item.rstrip("\n")}, AgentSendResult)
+        if not await _follow_run(peer, agent_id, events):
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            return
+
+
+async def _follow_run(peer: JsonRpcPeer, agent_id: str, events: ChatEvents) -> bool:
+    """Wait for the run's end, asking the person about each tool call that needs a yes on the way.
+
+    The first Ctrl-C cancels the run; the chat goes on once its end arrives.
+
+    Returns:
+        False when a second Ctrl-C came before the cancelled run's end: the person wants to leave.
+    """
+    async with asyncio.TaskGroup() as tasks:
+        cancelling: asyncio.Task[None] | None = None
+        item: Control | None = None
+        while True:
+            current = item if item is not None else await events.next(want_line=False)
+            item = None
+            if isinstance(current, AgentEndedEvent):
+                return True
+            if isinstance(current, AgentToolEvent):
+                item = await _ask(peer, agent_id, current, events)
+            elif cancelling is None:
+                cancelling = tasks.create_task(_cancel(peer, agent_id))
+            else:
+                cancelling.cancel()
+                return False
+
+
+async def _cancel(peer: JsonRpcPeer, agent_id: str) -> None:
+    try:
+        await peer.request("agent.cancel", {"agentId": agent_id})
+    except JsonRpcError as exc:
+        sys.stdout.write(f"\n[could not cancel: {exc.message}]\n")
+
+
+async def _ask(peer: JsonRpcPeer, agent_id: str, event: AgentToolEvent, events: ChatEvents) -> Control | None:
+    """Ask about one tool call and send the answer.
+
+    Returns:
+        The control event that came before an answer (Ctrl-C, the run's end), or None once answered.
+    """
+    sys.stdout.write(
+        f"\n[{event.name} wants to {event.action}: {event.target}]\n"
+        "  allow (y)es once, (a)lways, (n)o, or (d)eny always? "
+    )
+    sys.stdout.flush()
+    reply = await events.next(want_line=True)
+    if reply is not None and not isinstance(reply, str):
+        return reply
+    decision = _DECISIONS.get((reply or "").strip().lower()[:1], "deny")
+    params = {"agentId": agent_id, "toolCallId": event.tool_call_id, "decision": decision}
+    try:
+        await peer.request("agent.decideTool", params)
+    except JsonRpcError as exc:  # the run ended meanwhile; nothing waits for this answer any more
+        sys.stdout.write(f"[{exc.message}]\n")
+    return None
 
 
 def _describe_model(agent: AgentInfo) -> str:
@@ -184,8 +240,8 @@ def _describe_model(agent: AgentInfo) -> str:
 
 
 def run_chat(options: ChatOptions) -> int:
-    """Run the chat until stdin ends. Returns the exit code."""
+    """Run the chat until stdin ends or the person leaves. Returns the exit code."""
     try:
         return asyncio.run(_chat(options))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a Ctrl-C before the chat could take it over (while the host starts)
         return 130

@@ -41,7 +41,7 @@ def test_chat_sends_each_line_and_prints_the_streamed_reply(tmp_path: Path) -> N
 
 def test_chat_creates_a_missing_agent_and_shows_model_errors_plainly(tmp_path: Path) -> None:
     done = _chat(tmp_path, "newbie", "hello\n", "--provider", "scripted")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, "piped input whose run failed exits non-zero (issue 10)"
     assert "[error: scripted model: no rule matches the latest user message: 'hello']" in done.stdout
     assert (tmp_path / "agents/newbie/profile.json").is_file()
 
