@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from protocol.models.host import PROTOCOL_VERSION
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 READ_LIMIT = 64 * 1024 * 1024 + 1024
 REPLY = "A scripted reply that streams in small pieces so every turn sends the shell many deltas. " * 3
@@ -156,7 +158,7 @@ async def main(agents: int, seconds: float, delay_ms: int, cold: bool) -> None:
         )
         client = Client(process)
         reading = asyncio.create_task(client.read())
-        await client.call("initialize", {"client": {"name": "bench-load"}, "protocolVersion": "0.1"})
+        await client.call("initialize", {"client": {"name": "bench-load"}, "protocolVersion": PROTOCOL_VERSION})
         await client.call("settings.set", {"maxConcurrentRuns": min(agents, 64)})
         rule = {"match": "^turn", "on": "user", "reply": REPLY, "chunkChars": 12, "delayMs": delay_ms}
         settings = {"model": {"provider": "scripted", "rules": [rule]}, "memory": False}
