@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import DataTable, Input, OptionList, Switch, TabbedContent, TextArea
+from textual.widgets import DataTable, Input, Label, OptionList, Switch, TabbedContent, TextArea
 
 from desktop.shell import HearthApp
 from desktop.shell.chat_view import ChatView
@@ -170,6 +170,61 @@ def test_a_person_confirms_a_proposed_fact_and_forgets_another_which_leaves_the_
     asyncio.run(main())
 
 
+def test_a_person_searches_erases_after_a_confirmation_and_edits_a_proposed_fact(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann", "settings": TOOLS})
+            await host.send_and_wait("ann", "web says The library closes at six.")
+            tea = (await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."}))["record"]
+            bikes = (await host.call("memory.note", {"agentId": "ann", "text": "The user bikes."}))["record"]
+            (library,) = (await host.call("memory.list", {"agentId": "ann", "view": "proposed"}))["records"]
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await pilot.press("f4")
+                memory = app.query_one(MemoryView)
+                table = app.query_one("#facts", DataTable)
+                await until(pilot, lambda: set(memory.records) == {tea["id"], bikes["id"]})
+                await _answer_text_dialog(pilot, "slash", "bikes")
+                await until(pilot, lambda: set(memory.records) == {bikes["id"]})
+                await _answer_text_dialog(pilot, "slash", "")
+                await until(pilot, lambda: set(memory.records) == {tea["id"], bikes["id"]})
+                # Erase asks first: "n" keeps the fact, "y" erases it and only it.
+                table.move_cursor(row=table.get_row_index(tea["id"]))
+                await until(pilot, lambda: "likes tea" in str(app.query_one("#story").render()))
+                await pilot.press("z")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                question = str(app.screen.query_one(".dialog-question", Label).render())
+                assert question.startswith("Erase “The user likes tea.” for good?")
+                await pilot.press("n")
+                await until(pilot, lambda: not app.screen.query("#yes"))
+                assert (await host.call("memory.list", {"agentId": "ann", "view": "retracted"}))["records"] == []
+                await pilot.press("z")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                await pilot.press("y")
+                await until(pilot, lambda: set(memory.records) == {bikes["id"]})
+                # A proposed fact edited in the review queue is confirmed with the person's words.
+                memory.query_one("#memory-views").active = "view-proposed"
+                await until(pilot, lambda: set(memory.records) == {library["id"]})
+                await until(pilot, lambda: "library closes" in str(app.query_one("#story").render()))
+                await _answer_text_dialog(pilot, "e", "The library closes at seven.")
+                await until(pilot, lambda: not memory.records)
+            current = (await host.call("memory.list", {"agentId": "ann", "view": "current"}))["records"]
+            assert sorted(r["text"] for r in current) == ["The library closes at seven.", "The user bikes."]
+            every = (await host.call("memory.list", {"agentId": "ann", "view": "all"}))["records"]
+            assert "The user likes tea." not in str(every), "the erased text is gone from every view"
+
+    asyncio.run(main())
+
+
+async def _answer_text_dialog(pilot: Any, key: str, text: str) -> None:
+    """Open a text dialog with `key`, replace what it holds with `text` and submit it."""
+    app = pilot.app
+    await pilot.press(key)
+    await until(pilot, lambda: app.screen.query("#text").first(Input) is not None)
+    app.screen.query_one("#text", Input).value = text
+    await pilot.press("enter")
+    await until(pilot, lambda: not app.screen.query("#text"))
+
+
 def test_the_shell_says_when_the_host_dies_and_restarts_it(tmp_path: Path) -> None:
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
@@ -254,4 +309,3 @@ def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp
                 await until(pilot, lambda: "kick-off at nine" in timeline.text)
 
     asyncio.run(main())
-
