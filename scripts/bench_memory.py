@@ -82,11 +82,11 @@ def bench_turns(sizes: list[int], turns: int) -> None:
             agent_dir.mkdir(parents=True)
             store = MemoryStore(agent_dir)
             asyncio.run(_fill(store, size, rng, vocab, weights))
-            assemble_prompt(agent_dir, ADA, [("peer", "Peer")], store, queries[0])
+            assemble_prompt(agent_dir, ADA, [("peer", "Peer", "")], store, queries[0])
             samples = []
             for query in queries:
                 start = time.perf_counter()
-                assemble_prompt(agent_dir, ADA, [("peer", "Peer")], store, query)
+                assemble_prompt(agent_dir, ADA, [("peer", "Peer", "")], store, query)
                 samples.append(time.perf_counter() - start)
             bumped, notes = [], []
             for number in range(7):
@@ -94,7 +94,7 @@ def bench_turns(sizes: list[int], turns: int) -> None:
                 asyncio.run(store.note(f"User mentioned detail {number} today", evidence=USER))
                 notes.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                assemble_prompt(agent_dir, ADA, [("peer", "Peer")], store, queries[number])
+                assemble_prompt(agent_dir, ADA, [("peer", "Peer", "")], store, queries[number])
                 bumped.append(time.perf_counter() - start)
             store.close()
             start = time.perf_counter()
