@@ -30,26 +30,23 @@ async def _read_until(stream: asyncio.StreamReader, seen: bytearray, marker: byt
             seen += chunk
 
 
-def test_ctrl_c_cancels_the_reply_and_a_second_at_the_prompt_leaves(tmp_path: Path) -> None:
-    async def prepare() -> None:
-        async with HostProcess(tmp_path) as host:
-            await host.call("agent.create", {"name": "teller", "settings": scripted_model(*RULES)})
+async def _make_teller(data_dir: Path) -> None:
+    async with HostProcess(data_dir) as host:
+        await host.call("agent.create", {"name": "teller", "settings": scripted_model(*RULES)})
 
+
+async def _start_chat(data_dir: Path) -> asyncio.subprocess.Process:
+    """`hearth chat teller` on pipes, in its own process group, as a terminal's foreground job."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hearth", "chat", "teller", "--data-dir", str(data_dir),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=REPO_ROOT, start_new_session=True,
+    )  # fmt: skip
+
+
+def test_ctrl_c_cancels_the_reply_and_a_second_at_the_prompt_leaves(tmp_path: Path) -> None:
     async def main() -> None:
-        chat = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "hearth",
-            "chat",
-            "teller",
-            "--data-dir",
-            str(tmp_path),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=REPO_ROOT,
-            start_new_session=True,  # its own process group, as a terminal's foreground job
-        )
+        chat = await _start_chat(tmp_path)
         assert chat.stdin is not None and chat.stdout is not None and chat.stderr is not None
         out = bytearray()
         chat.stdin.write(b"tell me a story\n")
@@ -88,30 +85,13 @@ def test_ctrl_c_cancels_the_reply_and_a_second_at_the_prompt_leaves(tmp_path: Pa
         wait_until_stopped(tmp_path)  # the host stops by itself once the chat has gone: it was not interrupted
         assert not (tmp_path / "host.lock").exists()
 
-    asyncio.run(prepare())
+    asyncio.run(_make_teller(tmp_path))
     asyncio.run(main())
 
 
 def test_ctrl_c_at_the_prompt_leaves_at_once_and_a_piped_failure_exits_non_zero(tmp_path: Path) -> None:
-    async def prepare() -> None:
-        async with HostProcess(tmp_path) as host:
-            await host.call("agent.create", {"name": "teller", "settings": scripted_model(*RULES)})
-
     async def main() -> None:
-        chat = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "hearth",
-            "chat",
-            "teller",
-            "--data-dir",
-            str(tmp_path),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=REPO_ROOT,
-            start_new_session=True,
-        )
+        chat = await _start_chat(tmp_path)
         assert chat.stdin is not None and chat.stdout is not None
         out = bytearray()
         chat.stdin.write(b"unknown words\n")
@@ -125,5 +105,5 @@ def test_ctrl_c_at_the_prompt_leaves_at_once_and_a_piped_failure_exits_non_zero(
         wait_until_stopped(tmp_path)
         assert not (tmp_path / "host.lock").exists()
 
-    asyncio.run(prepare())
+    asyncio.run(_make_teller(tmp_path))
     asyncio.run(main())
