@@ -4,10 +4,7 @@ write it acknowledged is still there after a restart."""
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +13,7 @@ import pytest
 
 from protocol.errors import STORAGE_FULL, JsonRpcError
 from tests.support.host_process import HostProcess, scripted_model
+from tests.support.small_disk import fill, small_tmpfs
 
 BIG_REPLY = "b" * 20000  # five pages of tmpfs: more than the disk has left when it comes
 RULES = [
@@ -28,33 +26,8 @@ PAGE = 4096
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a 2 MiB tmpfs needs root, and this test runs as another user")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], capture_output=True, text=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"this machine cannot mount a tmpfs: {mounted.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "disk", "size=2m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
-def _fill(path: Path) -> None:
-    """Write `path` until the disk refuses: no byte is left free."""
-    chunk = b"\0" * 65536
-    with path.open("wb", buffering=0) as filler:
-        while True:
-            try:
-                filler.write(chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                chunk = chunk[: len(chunk) // 2]
-                if not chunk:
-                    return
 
 
 async def _turn(host: HostProcess, text: str) -> tuple[dict[str, Any] | None, JsonRpcError | None]:
@@ -86,7 +59,7 @@ def test_a_full_disk_is_a_named_error_the_host_survives_and_acknowledged_writes_
 
             # A turn whose reply does not fit: three pages are left, the reply needs five.
             (small_disk / "reserve").write_bytes(b"r" * 3 * PAGE)
-            _fill(small_disk / "filler")
+            fill(small_disk / "filler")
             (small_disk / "reserve").unlink()
             for i in (1, 2):
                 sent, refusal = await _turn(host, f"big {i}")
@@ -98,7 +71,7 @@ def test_a_full_disk_is_a_named_error_the_host_survives_and_acknowledged_writes_
                 assert error["code"] == STORAGE_FULL, "the run ended with the storage error, and the host went on"
 
             # Nothing left at all: messages are refused, named, and not stored.
-            _fill(small_disk / "filler-2")
+            fill(small_disk / "filler-2")
             for i in range(3, 6):
                 text = f"msg {i} {PADDING}"
                 sent, refusal = await _turn(host, text)

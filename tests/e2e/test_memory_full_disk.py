@@ -9,44 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import json
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from protocol.errors import STORAGE_FAILED, JsonRpcError
 from tests.support.host_process import HostProcess
+from tests.support.small_disk import fill, small_tmpfs
 
 LONG = "The user keeps a garden diary in which every entry describes the weather and the roses. " * 44
-
-
-@contextlib.contextmanager
-def small_tmpfs(path: Path, options: str) -> Iterator[Path]:
-    path.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is impossible here: {done.stderr.strip() or done.returncode}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def fill_bytes(directory: Path) -> Path:
-    """Fill the file system to its last byte with one file."""
-    filler = directory / "filler"
-    with open(filler, "wb", buffering=0) as handle:
-        for size in (1 << 16, 1 << 12, 1 << 8, 1):
-            while True:
-                try:
-                    handle.write(b"\0" * size)
-                except OSError as exc:
-                    assert exc.errno == errno.ENOSPC
-                    break
-    return filler
 
 
 def fill_inodes(directory: Path) -> list[Path]:
@@ -74,7 +46,7 @@ def test_a_note_refused_by_a_full_disk_leaves_no_fragment_and_loses_nothing(tmp_
                 await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."})
                 ledger = data / "agents/ann/memory/ledger.jsonl"
                 size = ledger.stat().st_size
-                filler = fill_bytes(data)
+                filler = fill(data / "filler")
                 with pytest.raises(JsonRpcError) as refused:
                     await host.call("memory.note", {"agentId": "ann", "text": LONG})
                 assert refused.value.code == STORAGE_FAILED
