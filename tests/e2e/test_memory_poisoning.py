@@ -290,7 +290,8 @@ def test_injected_text_never_becomes_a_trusted_fact_and_the_users_words_still_do
                 mark = len(host.events)
                 await _attack(host, server, case)
                 if case.op.startswith("x_"):
-                    await host.wait_for("memory.changed", lambda p, a=case.agent: p["agentId"] == a, after=mark)
+                    # Each operation is its own write: wait for all of them, not for the first one's notice.
+                    await host.wait_for("memory.extracted", lambda p, a=case.agent: p["agentId"] == a, after=mark)
                 listing = await host.call("memory.list", {"agentId": case.agent, "view": "all"})
                 problems.extend(_check(case, listing["records"]))
 

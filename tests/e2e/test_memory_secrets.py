@@ -77,7 +77,7 @@ def test_no_secret_is_stored_or_sent_to_a_model_on_any_write_path(tmp_path: Path
             server.script(say("Sounds good."))
             mark = len(host.events)
             await host.idle_turn("viaextractor", "We finished the setup session today (secrets via extraction).")
-            await host.wait_for("memory.changed", lambda p: p["agentId"] == "viaextractor", after=mark)
+            await host.wait_for("memory.extracted", lambda p: p["agentId"] == "viaextractor", after=mark)
             for _, text, _ in SECRETS:
                 try:
                     await host.call("memory.note", {"agentId": "viarpc", "text": text})
