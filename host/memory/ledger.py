@@ -1,8 +1,9 @@
 """The ledger file `memory/ledger.jsonl`: append-only, hash-chained, one JSON record per line.
 
 One writer: an exclusive `flock` on `memory/ledger.lock` is held while the ledger is open. Every append is
-written with one `write` and fsynced before it returns, so an acknowledged record survives a kill; an
-append that fails (a full disk) is cut back off, so the next one never follows a fragment. On open, a torn
+written with one `write` and fsynced (in a worker thread, if the writer likes) before `advance` makes it the
+head, so an acknowledged record survives a kill and readers never see an append in progress; an append that
+fails (a full disk) is cut back off, so the next one never follows a fragment. On open, a torn
 last line (a write cut short, never acknowledged) is moved to `ledger.jsonl.torn`, and a complete last line
 that does not parse (damage) to `ledger.jsonl.damaged`, which `verify` names until a person deals with it.
 `verify` reads only what was committed when it began, so a concurrent append never looks like damage. The
@@ -23,7 +24,7 @@ from host.memory.errors import LedgerWriteError, MemoryLockedError
 from host.memory.records import GENESIS, Record, canonical_json, chain_hash, commitment, content_signature, seal
 from host.store.atomic import write_bytes_atomic
 
-__all__ = ["Ledger", "VerifyReport", "verify_records", "TORN_SUFFIX", "DAMAGED_SUFFIX"]
+__all__ = ["Ledger", "Appended", "VerifyReport", "verify_records", "TORN_SUFFIX", "DAMAGED_SUFFIX"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,14 @@ class VerifyReport:
     first_bad_seq: int | None = None
     first_bad_id: str | None = None
     problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Records written and fsynced by `Ledger.write`, and where the ledger ends after them."""
+
+    records: tuple[Record, ...]
+    end: int
 
 
 def _encode(record: Record) -> bytes:
@@ -139,8 +148,11 @@ class Ledger:
         except ValueError:
             return None
 
-    def append(self, drafts: Sequence[Record]) -> list[Record]:
-        """Seal `drafts` onto the chain, write them with one write, fsync, and return them sealed.
+    def write(self, drafts: Sequence[Record]) -> Appended:
+        """Seal `drafts` onto the chain after the head, write them with one write and fsync; the head stays.
+
+        Safe in a worker thread: it reads only the head and the committed end, which change in `advance`
+        alone, called by the same writer once this has returned. Readers see nothing of it until then.
 
         Raises:
             LedgerWriteError: the write or its fsync failed; what was written is cut off again.
@@ -167,9 +179,13 @@ class Ledger:
                 f"the memory could not be written ({exc.strerror or exc}); nothing was stored",
                 data={"errno": exc.errno},
             ) from exc
-        self._committed = start + len(data)
-        self.head_seq, self.head_hash = seq, prev
-        return sealed
+        return Appended(tuple(sealed), start + len(data))
+
+    def advance(self, appended: Appended) -> None:
+        """Make written records the head: from now on they are acknowledged and readers see them."""
+        self._committed = appended.end
+        if appended.records:
+            self.head_seq, self.head_hash = appended.records[-1].seq, appended.records[-1].hash
 
     def _cut_back(self, start: int) -> None:
         try:
@@ -180,13 +196,14 @@ class Ledger:
             logger.exception("ledger %s: a failed append could not be cut back yet", self.path)
 
     def read(self, offset: int = 0) -> Iterator[tuple[int, Record]]:
-        """Yield (end offset, record) for each parseable line from `offset`; bad lines are logged and skipped."""
+        """Yield (end offset, record) for each acknowledged line from `offset`; unreadable ones are logged, skipped."""
+        end = self._committed  # an append in progress is not read, even where it is complete on disk
         with open(self.path, "rb") as handle:
             handle.seek(offset)
             position = offset
             for line in handle:
                 position += len(line)
-                if not line.endswith(b"\n"):
+                if not line.endswith(b"\n") or position > end:
                     break
                 try:
                     yield position, Record.from_json(json.loads(line))

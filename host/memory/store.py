@@ -2,8 +2,10 @@
 
 Every write is planned against the projection (gate, duplicate, tombstone, trust), appended to the ledger
 with fsync (from then on it is acknowledged), folded into the index, and followed by a fresh MEMORY.md.
-Writes hold an asyncio lock and do their I/O without awaiting in between, so readers never see a half
-write. Change notices go to the host's callback after the lock is released.
+Writes hold an asyncio lock; the fsyncs run in a worker thread while the loop serves others, and readers
+see the index as it was until the append has returned and the fold (on the loop, in one stretch) is done.
+A write runs to its end once begun: a cancellation meanwhile is raised after it, and `close` waits for it.
+Change notices go to the host's callback after the lock is released.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from host.memory.checkpoint import catch_up
+from host.memory.disk import DiskWork, run_inline
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
 from host.memory.gate import ensure_not_sensitive
 from host.memory.index import MemoryIndex
@@ -39,6 +43,8 @@ from host.memory.writes import MERGE_EVERY, MemoryWrites
 __all__ = ["MemoryStore", "MERGE_EVERY"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class MemoryStore(MemoryWrites):
@@ -66,23 +72,53 @@ class MemoryStore(MemoryWrites):
         self._clock = clock or (lambda: datetime.now(UTC))
         self._on_event = on_event
         self._lock = asyncio.Lock()
+        self._disk = DiskWork()
+        self._close_after_write = False
         self._events: list[MemoryEvent] = []
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
         try:
             MemoryReads.__init__(self, ledger, MemoryIndex(self.memory_dir / "index.sqlite"))
-            self._view = ViewSync(self.view_path, self._index, self.agent_id, self, self._apply_view_edits, self._told)
+            self._view = ViewSync(
+                self.view_path, self._index, self.agent_id, self, self._apply_view_edits, self._told, self._disk
+            )
             if catch_up(self._ledger, self._index):
                 self._finish_erasures()
-            self._refresh_view()
+            run_inline(self._refresh_view())  # nothing else runs on this memory before it is open
         except BaseException:
             ledger.close()  # a memory that failed to open must not stay locked against the next attempt
             raise
+        self._disk.inline = False
         # Nobody is listening yet (a shell lists memory when it connects); a view kept aside is still told.
         self._events = [event for event in self._events if event.kind == "set_aside"]
 
-    def _refresh_view(self) -> None:
+    def close(self) -> None:
+        """Release the memory (its ledger lock and index); a write under way releases it when it ends."""
+        if self._lock.locked():
+            self._close_after_write = True
+            return
+        super().close()
+
+    async def _write(self, body: Callable[[], Awaitable[T]]) -> T:
+        """Run `body` under the lock to its end, then send its notices; a cancellation meanwhile is raised after."""
+        async with self._lock:
+            try:
+                result = await body()
+            except Exception as exc:
+                if self._disk.cancelled:
+                    raise asyncio.CancelledError from exc  # its caller is gone: it hears of the cancellation
+                raise
+            finally:
+                cancelled, self._disk.cancelled = self._disk.cancelled, False
+                if self._close_after_write:
+                    super().close()
+        await self._flush_events()
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
+
+    async def _refresh_view(self) -> None:
         try:
-            self._view.sync()
+            await self._view.sync()
         except OSError as exc:
             # The records are durable already: a view that cannot be written now is written at the next change.
             logger.warning("memory %s: MEMORY.md could not be written: %s", self.agent_id, exc)
@@ -149,10 +185,7 @@ class MemoryStore(MemoryWrites):
         if not valid_source(evidence.source):
             raise InvalidMemoryRequestError(f"unknown source {evidence.source!r}")
         checked = [check_item(item) for item in items]
-        async with self._lock:
-            outcomes = self._note_locked(checked, evidence, reassert)
-        await self._flush_events()
-        return outcomes
+        return await self._write(lambda: self._note_locked(checked, evidence, reassert))
 
     async def correct(
         self,
@@ -176,10 +209,9 @@ class MemoryStore(MemoryWrites):
         cleaned = clean_text(text)
         ensure_not_sensitive(cleaned, key)
         since = parse_instant(valid_from, "validFrom")
-        async with self._lock:
-            outcome = self._correct_locked(record_id, cleaned, evidence, since, key, keep_key=key is None)
-        await self._flush_events()
-        return outcome
+        return await self._write(
+            lambda: self._correct_locked(record_id, cleaned, evidence, since, key, keep_key=key is None)
+        )
 
     async def retract(
         self, record_id: str, *, evidence: Evidence, reason: str | None = None, pending: bool = False
@@ -198,10 +230,7 @@ class MemoryStore(MemoryWrites):
             raise InvalidMemoryRequestError(f"unknown source {evidence.source!r}")
         reason = clean_text(reason, "reason") if reason is not None else None
         ensure_not_sensitive(reason)
-        async with self._lock:
-            outcome = self._retract_locked(record_id, evidence, reason, pending)
-        await self._flush_events()
-        return outcome
+        return await self._write(lambda: self._retract_locked(record_id, evidence, reason, pending))
 
     async def review(
         self,
@@ -227,10 +256,7 @@ class MemoryStore(MemoryWrites):
         cleaned = clean_text(text) if text is not None else None
         reason = clean_text(reason, "reason") if reason is not None else None
         ensure_not_sensitive(cleaned, key, reason)
-        async with self._lock:
-            outcome = self._review_locked(record_id, decision, cleaned, key, reason)
-        await self._flush_events()
-        return outcome
+        return await self._write(lambda: self._review_locked(record_id, decision, cleaned, key, reason))
 
     async def erase(
         self, record_id: str, *, reason: str | None = None, evidence: Evidence | None = None
@@ -247,16 +273,16 @@ class MemoryStore(MemoryWrites):
         """
         reason = clean_text(reason, "reason") if reason is not None else None
         ensure_not_sensitive(reason)
-        async with self._lock:
+
+        async def erase_locked() -> WriteOutcome:
             target = self._index.fact(record_id)
             if target is None:
                 raise RecordNotFoundError(f"no memory record {record_id}")
             if target.status == "erased":
-                outcome = WriteOutcome("unchanged", fact=target)
-            else:
-                outcome = self._erase_locked(target, reason, evidence or Evidence("human"))
-        await self._flush_events()
-        return outcome
+                return WriteOutcome("unchanged", fact=target)
+            return await self._erase_locked(target, reason, evidence or Evidence("human"))
+
+        return await self._write(erase_locked)
 
     async def import_view_edits(self) -> list[WriteOutcome]:
         """Import a person's edit of MEMORY.md as `human` events; the host's own writes are recognised and skipped.
@@ -264,7 +290,4 @@ class MemoryStore(MemoryWrites):
         Returns:
             What each imported edit did (empty when the file is as the host last wrote it).
         """
-        async with self._lock:
-            outcomes = self._view.sync()
-        await self._flush_events()
-        return outcomes
+        return await self._write(self._view.sync)

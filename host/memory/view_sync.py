@@ -8,16 +8,19 @@ file that does not parse (empty, cut short, garbled, binary, no matching header 
 imported: it is kept aside under a new name, the person is told, and the view is rendered again. Every
 render first imports a pending edit, under the store's lock, and the write swaps the new text in
 atomically and gets back what it replaced, so an edit saved in between is imported rather than lost.
+Rendering reads the index on the loop; reading and writing the file are the store's disk calls.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
+from host.memory.disk import DiskWork
 from host.memory.fold import Fact
 from host.memory.index import MemoryIndex
 from host.memory.values import WriteOutcome
@@ -43,7 +46,7 @@ logger = logging.getLogger(__name__)
 KEPT_SUFFIX = ".kept-"
 """A view that could not be imported is kept as `MEMORY.md.kept-<UTC time>` beside the new one."""
 
-ApplyEdits = Callable[[Sequence[ViewEdit]], list[WriteOutcome]]
+ApplyEdits = Callable[[Sequence[ViewEdit]], Awaitable[list[WriteOutcome]]]
 Told = Callable[[str, str], None]
 """`told(kept_as, problem)`: the person is told a file was kept aside (an event and a log line)."""
 
@@ -76,10 +79,18 @@ class ViewSync:
         source: the memory the view shows.
         apply: applies a person's edits to memory and returns what each did.
         told: called when a file is kept aside.
+        disk: runs the file's reads and writes.
     """
 
     def __init__(
-        self, path: Path, index: MemoryIndex, title: str, source: ViewSource, apply: ApplyEdits, told: Told
+        self,
+        path: Path,
+        index: MemoryIndex,
+        title: str,
+        source: ViewSource,
+        apply: ApplyEdits,
+        told: Told,
+        disk: DiskWork,
     ) -> None:
         self.path = path
         self._index = index
@@ -87,6 +98,7 @@ class ViewSync:
         self._source = source
         self._apply = apply
         self._told = told
+        self._disk = disk
         self._busy = False
 
     def render(self) -> str:
@@ -101,7 +113,7 @@ class ViewSync:
         body = render_view(self._title, selection.standing, list(selection.proposed), selection.hidden)
         return body if body_digest(body) == position.sha else None
 
-    def sync(self) -> list[WriteOutcome]:
+    async def sync(self) -> list[WriteOutcome]:
         """Import a pending edit, then write the view; the host's own last write is not an edit.
 
         Returns:
@@ -111,23 +123,23 @@ class ViewSync:
             return []  # a commit made by the import itself: the view is written once the import is done
         self._busy = True
         try:
-            return self._sync()
+            return await self._sync()
         finally:
             self._busy = False
 
-    def _sync(self) -> list[WriteOutcome]:
+    async def _sync(self) -> list[WriteOutcome]:
         outcomes: list[WriteOutcome] = []
-        pending = on_disk = self._read()
+        pending = on_disk = await self._disk(self._read)
         while True:
             if pending is not None and not self._is_own(pending):
-                outcomes += self._import(pending)
+                outcomes += await self._import(pending)
             text = self.render()
             data = text.encode("utf-8")
             if on_disk == data or (on_disk is not None and self._is_own(on_disk) and _same_view(on_disk, text)):
                 # Unchanged but for the instant it was taken at: rewriting it would only wake the watcher again.
                 self._remember(on_disk.decode("utf-8"))
                 return outcomes
-            previous = swap_bytes_atomic(self.path, data)
+            previous = await self._disk(partial(swap_bytes_atomic, self.path, data))
             self._remember(text)
             if previous == on_disk:
                 return outcomes
@@ -149,14 +161,14 @@ class ViewSync:
             with self._index.transaction():
                 self._index.set_meta(view_text=text)
 
-    def _import(self, data: bytes) -> list[WriteOutcome]:
+    async def _import(self, data: bytes) -> list[WriteOutcome]:
         problem, edits = self._edits(data)
         if problem is not None:
-            self._keep_aside(data, problem)
+            await self._keep_aside(data, problem)
             return []
         if edits:
             logger.info("memory %s: importing %d MEMORY.md edit(s)", self._title, len(edits))
-        return self._apply(edits)
+        return await self._apply(edits)
 
     def _edits(self, data: bytes) -> tuple[str | None, list[ViewEdit]]:
         try:
@@ -176,11 +188,15 @@ class ViewSync:
             return "the view it was edited from cannot be rebuilt from the ledger (its digest differs)", []
         return None, diff_view(parse_view(base), parse_view(body))
 
-    def _keep_aside(self, data: bytes, problem: str) -> None:
+    def _write_kept(self, data: bytes) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         kept = self.path.with_name(f"{self.path.name}{KEPT_SUFFIX}{stamp}")
         while not create_bytes_atomic(kept, data, mode=0o600):
             kept = kept.with_name(kept.name + "-1")
+        return kept
+
+    async def _keep_aside(self, data: bytes, problem: str) -> None:
+        kept = await self._disk(lambda: self._write_kept(data))
         logger.warning(
             "memory %s: MEMORY.md was not imported (%s); it is kept as %s and the view is written again",
             self._title,

@@ -1,9 +1,11 @@
-"""The synchronous core of every memory write: plan against the projection, append, fold, notify.
+"""The core of every memory write: plan against the projection, append, fold, notify.
 
-Each `_*_locked` method is called with the store's lock held and does its I/O without awaiting, so a
-reader never sees half a write. `_commit` is the point of no return: once the ledger append has returned,
-the records are acknowledged; the index and the view follow, and a failed index update rebuilds the index
-from the ledger rather than failing the write. Change notices are queued for the store to send.
+Each `_*_locked` method is called with the store's lock held. It awaits only its disk calls (the ledger
+append, MEMORY.md), which run in a worker thread; the index is changed on the loop after the append, in one
+stretch, so a reader sees the state before the write or after it, never half of it. `_commit` is the point
+of no return: once the ledger append has returned, the records are acknowledged; the index and the view
+follow, and a failed index update rebuilds the index from the ledger rather than failing the write.
+Change notices are queued for the store to send.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from host.memory.checkpoint import finish_erasures, rebuild, set_checkpoint
+from host.memory.disk import DiskWork
 from host.memory.errors import (
     InvalidMemoryRequestError,
     MemoryStateError,
@@ -49,7 +52,9 @@ class MemoryWrites(MemoryReads):
     _events: list[MemoryEvent]
     _index_stale = False  # an index update failed after an acknowledged append: rebuild before the next fold
 
-    def _refresh_view(self) -> None:
+    _disk: DiskWork
+
+    async def _refresh_view(self) -> None:
         """Bring the people's view up to date after a commit (the store renders MEMORY.md)."""
 
     def _rebuild(self) -> None:
@@ -78,11 +83,15 @@ class MemoryWrites(MemoryReads):
             **fields,
         )
 
-    def _commit(self, drafts: Sequence[Record]) -> list[Record]:
+    async def _commit(self, drafts: Sequence[Record]) -> list[Record]:
         """Append, fold, refresh the view; queue notices. The ledger append is the point of no return."""
         if not drafts:
             return []
-        records = self._ledger.append(drafts)
+        appended = await self._disk(lambda: self._ledger.write(drafts))
+        # Nothing awaits from the head's move to the end of the fold (and of an erase's scrub): readers see
+        # all of it or none of it.
+        self._ledger.advance(appended)
+        records = list(appended.records)
         # From here on the records are acknowledged: nothing below may turn the write into a failure.
         epoch_mark = bumped_from = self.epoch_mark
         proposed: list[Fact] = []
@@ -108,7 +117,11 @@ class MemoryWrites(MemoryReads):
             except (sqlite3.Error, OSError):
                 logger.exception("memory %s: the index is rebuilt at the next write", self.agent_id)
                 self._index_stale = True
-        self._refresh_view()
+        try:
+            if any(record.op == "erase" for record in records):
+                self._finish_erasures()
+        finally:
+            await self._refresh_view()
         bumped = epoch_mark != bumped_from
         self._events.append(MemoryEvent("changed", self.agent_id, records[0].op, tuple(r.id for r in records), bumped))
         if proposed:
@@ -133,7 +146,7 @@ class MemoryWrites(MemoryReads):
         live = tuple(f for f in self._index.live_with_sig(sig) if f.op != "retract")
         return NoteContext(sig, live, tombstone, self._retired(sig) if tombstone else (), rivals)
 
-    def _note_locked(self, items: Sequence[NoteItem], evidence: Evidence, reassert: bool) -> list[WriteOutcome]:
+    async def _note_locked(self, items: Sequence[NoteItem], evidence: Evidence, reassert: bool) -> list[WriteOutcome]:
         trust = decide_trust(evidence.source, evidence.basis)
         now = self._now()
         contexts = [self._note_context(item, now) for item in items]
@@ -158,7 +171,7 @@ class MemoryWrites(MemoryReads):
                     conflicts_with=tuple(f.id for f in plan.related),
                     reassert=reassert and evidence.source == "agent",
                 )
-        written = {r.id: r for r in self._commit(list(drafts.values()))}
+        written = {r.id: r for r in await self._commit(list(drafts.values()))}
         outcomes = []
         for position, plan in enumerate(plans):
             records = (written[drafts[position].id],) if position in drafts else ()
@@ -173,7 +186,7 @@ class MemoryWrites(MemoryReads):
             outcomes.append(WriteOutcome(plan.kind, records, fact, plan.related, plan.tombstone))
         return outcomes
 
-    def _correct_locked(
+    async def _correct_locked(
         self, record_id: str, text: str, evidence: Evidence, since: str | None, key: str | None, *, keep_key: bool
     ) -> WriteOutcome:
         target = self._existing_fact(record_id)
@@ -193,7 +206,7 @@ class MemoryWrites(MemoryReads):
         tombstone = self._index.tombstone(sig) if is_suppressible(evidence.source, False) else None
         if tombstone is not None:
             draft = self._draft("suppress", evidence, target=tombstone, sig=sig)
-            return WriteOutcome("suppressed", tuple(self._commit([draft])), None, self._retired(sig), tombstone)
+            return WriteOutcome("suppressed", tuple(await self._commit([draft])), None, self._retired(sig), tombstone)
         trust = correction_trust(evidence.source, evidence.basis, target.trust)
         draft = self._draft(
             "correct",
@@ -208,11 +221,11 @@ class MemoryWrites(MemoryReads):
             valid_from=since or target.valid_from,
             valid_until=None if since else target.valid_until,
         )
-        records = tuple(self._commit([draft]))
+        records = tuple(await self._commit([draft]))
         kind = "corrected" if trust == "confirmed" else "proposed"
         return WriteOutcome(kind, records, self._index.fact(draft.id), (self._existing_fact(target.id),))
 
-    def _retract_locked(
+    async def _retract_locked(
         self, record_id: str, evidence: Evidence, reason: str | None, pending: bool = False
     ) -> WriteOutcome:
         target = self._existing_fact(record_id)
@@ -221,13 +234,13 @@ class MemoryWrites(MemoryReads):
         if target.status == "retracted":
             return WriteOutcome("unchanged", fact=target)
         if pending and target.status == "live":
-            return self._request_retraction(target, evidence, reason)
+            return await self._request_retraction(target, evidence, reason)
         copies = [f for f in self._index.live_with_sig(target.sig or "") if f.id != target.id] if target.sig else []
         drafts = [self._draft("retract", evidence, target=f.id, sig=f.sig, reason=reason) for f in (target, *copies)]
-        records = tuple(self._commit(drafts))
+        records = tuple(await self._commit(drafts))
         return WriteOutcome("retracted", records, self._index.fact(target.id), tuple(copies))
 
-    def _request_retraction(self, target: Fact, evidence: Evidence, reason: str | None) -> WriteOutcome:
+    async def _request_retraction(self, target: Fact, evidence: Evidence, reason: str | None) -> WriteOutcome:
         """A retraction that waits for a person: the fact stands until the request is confirmed in review."""
         waiting = [
             f
@@ -237,10 +250,10 @@ class MemoryWrites(MemoryReads):
         if waiting:
             return WriteOutcome("pending", fact=waiting[0], related=(target,))
         draft = self._draft("retract", evidence, target=target.id, sig=target.sig, reason=reason, trust="proposed")
-        records = tuple(self._commit([draft]))
+        records = tuple(await self._commit([draft]))
         return WriteOutcome("pending", records, self._index.fact(draft.id), (target,))
 
-    def _review_retraction(self, request: Fact, decision: str, reason: str | None) -> WriteOutcome:
+    async def _review_retraction(self, request: Fact, decision: str, reason: str | None) -> WriteOutcome:
         """A person settles a request to forget: confirmed, the fact (and its live copies) is retracted now."""
         if decision == "edit":
             raise MemoryStateError(f"record {request.id} is a request to forget: confirm or reject it")
@@ -251,11 +264,11 @@ class MemoryWrites(MemoryReads):
             copies = [f for f in self._index.live_with_sig(old.sig or "") if f.op != "retract" and f.id != old.id]
             why = reason or f"confirmed request {request.id}"
             drafts += [self._draft("retract", human, target=f.id, sig=f.sig, reason=why) for f in (old, *copies)]
-        records = tuple(self._commit(drafts))
+        records = tuple(await self._commit(drafts))
         kind = "confirmed" if decision == "confirm" else "rejected"
         return WriteOutcome(kind, records, self._index.fact(request.id), (old,) if old is not None else ())
 
-    def _review_locked(
+    async def _review_locked(
         self, record_id: str, decision: str, text: str | None, key: str | None, reason: str | None
     ) -> WriteOutcome:
         target = self._existing_fact(record_id)
@@ -264,7 +277,7 @@ class MemoryWrites(MemoryReads):
         check_key(key)
         human = Evidence("human")
         if target.op == "retract":
-            return self._review_retraction(target, decision, reason)
+            return await self._review_retraction(target, decision, reason)
         if decision == "edit" and text is not None:
             draft = self._draft(
                 "review",
@@ -281,14 +294,14 @@ class MemoryWrites(MemoryReads):
                 replaces=target.replaces,
                 reason=reason,
             )
-            records = tuple(self._commit([draft]))
+            records = tuple(await self._commit([draft]))
             return WriteOutcome("edited", records, self._index.fact(draft.id), (self._existing_fact(target.id),))
         sig = target.sig if decision == "reject" else None
         draft = self._draft("review", human, decision=decision, target=target.id, sig=sig, reason=reason)
-        records = tuple(self._commit([draft]))
+        records = tuple(await self._commit([draft]))
         return WriteOutcome("confirmed" if decision == "confirm" else "rejected", records, self._index.fact(target.id))
 
-    def _erase_locked(self, target: Fact, reason: str | None, evidence: Evidence) -> WriteOutcome:
+    async def _erase_locked(self, target: Fact, reason: str | None, evidence: Evidence) -> WriteOutcome:
         sig = target.sig
         targets = {target.id} | ({f.id for f in self._index.with_sig(sig)} if sig else set())
         scrubbed = {
@@ -299,11 +312,10 @@ class MemoryWrites(MemoryReads):
         draft = self._draft(
             "erase", evidence, targets=tuple(sorted(targets)), scrubbed=tuple(sorted(scrubbed)), reason=reason
         )
-        records = tuple(self._commit([draft]))
-        self._finish_erasures()
+        records = tuple(await self._commit([draft]))
         return WriteOutcome("erased", records, self._index.fact(target.id))
 
-    def _apply_view_edits(self, edits: Sequence[ViewEdit]) -> list[WriteOutcome]:
+    async def _apply_view_edits(self, edits: Sequence[ViewEdit]) -> list[WriteOutcome]:
         """A person's MEMORY.md edits as `human` acts; a line that cannot be imported is logged and dropped."""
         human = Evidence("human")
         outcomes: list[WriteOutcome] = []
@@ -311,27 +323,28 @@ class MemoryWrites(MemoryReads):
             try:
                 if edit.kind == "add":
                     item = check_item(NoteItem(edit.text, key=edit.key, tier=edit.tier))
-                    outcomes += self._note_locked([item], human, False)
+                    outcomes += await self._note_locked([item], human, False)
                     continue
                 fact = self._index.fact(edit.record_id or "")
                 if fact is None or fact.status != "live":
                     if edit.kind == "change" and edit.section != "proposed":
                         # The fact changed since the person's copy was rendered: their words still count.
                         item = check_item(NoteItem(edit.text, key=edit.key, tier=edit.tier))
-                        outcomes += self._note_locked([item], human, False)
+                        outcomes += await self._note_locked([item], human, False)
                     continue
                 proposed = fact.trust == "proposed"
                 if edit.kind == "change":
                     text = clean_text(edit.text)
                     ensure_not_sensitive(text, edit.key)
                     if proposed:
-                        outcomes.append(self._review_locked(fact.id, "edit", text, edit.key, None))
+                        outcomes.append(await self._review_locked(fact.id, "edit", text, edit.key, None))
                     else:
-                        outcomes.append(self._correct_locked(fact.id, text, human, None, edit.key, keep_key=False))
+                        corrected = await self._correct_locked(fact.id, text, human, None, edit.key, keep_key=False)
+                        outcomes.append(corrected)
                 elif proposed:
-                    outcomes.append(self._review_locked(fact.id, "reject", None, None, "deleted from MEMORY.md"))
+                    outcomes.append(await self._review_locked(fact.id, "reject", None, None, "deleted from MEMORY.md"))
                 else:
-                    outcomes.append(self._retract_locked(fact.id, human, "deleted from MEMORY.md"))
+                    outcomes.append(await self._retract_locked(fact.id, human, "deleted from MEMORY.md"))
             except (SensitiveContentError, InvalidMemoryRequestError, MemoryStateError) as exc:
                 # The line is dropped: the view is rewritten from the ledger right after.
                 logger.warning("memory %s: a MEMORY.md edit was not imported: %s", self.agent_id, exc.message)
