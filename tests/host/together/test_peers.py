@@ -12,6 +12,7 @@ from tests.support.memory_host import MemoryHost
 
 DONE = {"match": ".", "on": "tool", "reply": "done"}
 SLOW = {"match": r"^slow$", "on": "user", "reply": "z" * 300, "chunkChars": 3, "delayMs": 20}
+BRIEF = {"match": r"^brief$", "on": "user", "reply": "y" * 300, "chunkChars": 3, "delayMs": 4}
 
 
 def call(tool: str, **arguments: Any) -> dict[str, Any]:
@@ -85,7 +86,7 @@ def test_stop_agent_cancels_the_turn_drops_what_waited_and_leaves_other_agents_a
     boss = scripted_model(
         {"match": r"^stop (\w+)$", "on": "user", "toolCalls": [call("stop_agent", agentId=r"\1")]}, DONE
     )
-    worker = scripted_model(SLOW, {"match": r"^say (.*)$", "reply": r"\1"})
+    worker = scripted_model(SLOW, BRIEF, {"match": r"^say (.*)$", "reply": r"\1"})
 
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
@@ -94,7 +95,7 @@ def test_stop_agent_cancels_the_turn_drops_what_waited_and_leaves_other_agents_a
                 await host.call("agent.create", {"name": name, "settings": worker})
             busy = await host.call("agent.send", {"agentId": "w1", "text": "slow"})
             waiting = await host.call("agent.send", {"agentId": "w1", "text": "say later"})
-            other = await host.call("agent.send", {"agentId": "w2", "text": "slow"})
+            other = await host.call("agent.send", {"agentId": "w2", "text": "brief"})
             await host.wait_for("agent.delta", lambda p: p["runId"] == busy["runId"])
             await host.send_and_wait("boss", "stop w1")
             ends = {p["runId"]: p["reason"] for m, p in host.events if m == "agent.ended"}
