@@ -24,9 +24,7 @@ def describe_model(model: ModelSettings) -> str:
 
 def describe_settings(agent: AgentInfo) -> str:
     s = agent.settings
-    return (
-        f"memory {'on' if s.memory else 'off'}, tools {s.tool_permission}, network {'on' if s.network else 'off'}"
-    )
+    return f"memory {'on' if s.memory else 'off'}, tools {s.tool_permission}, network {'on' if s.network else 'off'}"
 
 
 def describe_trust(record: dict[str, Any]) -> str:

@@ -131,4 +131,3 @@ class AgentDirectory:
                 shell=self._shell(),
             ),
         )
-

@@ -135,9 +135,7 @@ def _read_response(value: dict[str, Any], request_id: RequestId) -> Response:
     )
     if well_formed and "error" in value:
         well_formed = (
-            isinstance(error, dict)
-            and type(error.get("code")) is int
-            and isinstance(error.get("message"), str)
+            isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)
         )
     if not well_formed:
         return Response(request_id, None, {"code": INVALID_REQUEST, "message": "the answer was malformed"})

@@ -50,4 +50,3 @@ async def read_frame(reader: asyncio.StreamReader) -> bytes | None:
         await _discard_rest_of_line(reader)
         raise FrameTooLargeError(f"frame longer than {MAX_FRAME_BYTES} bytes") from None
     return line.rstrip(b"\r\n")
-

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up Hearth (scripts/setup.sh), check a second set-up installs nothing, lint and type-check it, and
+# Set up Hearth (scripts/setup.sh), check a second set-up installs nothing, lint, format-check and type-check it, and
 # run the whole test suite. Fails on any lint or type error, any failing test, and if no test ran
 # (pytest exits 5).
 set -euo pipefail
@@ -12,5 +12,6 @@ if [[ "$second" != *"up to date"* ]] || [ "$before" != "$(.venv/bin/python -m pi
   exit 1
 fi
 .venv/bin/ruff check protocol host kernel sandbox desktop hearth scripts tests
+.venv/bin/ruff format --check --quiet protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -50,8 +50,6 @@ def test_all_names_are_exported_and_sorted(name: str) -> None:
 def test_every_public_name_of_a_package_is_exported(name: str) -> None:
     module = importlib.import_module(name)
     public = {
-        item
-        for item in dir(module)
-        if not item.startswith("_") and not isinstance(getattr(module, item), ModuleType)
+        item for item in dir(module) if not item.startswith("_") and not isinstance(getattr(module, item), ModuleType)
     }
     assert public - set(module.__all__) == set(), f"{name} offers names it does not export"

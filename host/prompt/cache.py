@@ -85,9 +85,7 @@ class AssembledPrompt:
         return self.recall.text if self.recall is not None else None
 
 
-def _inputs_digest(
-    identity: AgentIdentity, roster: Sequence[RosterEntry], limits: tuple[int, int, bool] | None
-) -> str:
+def _inputs_digest(identity: AgentIdentity, roster: Sequence[RosterEntry], limits: tuple[int, int, bool] | None) -> str:
     value = [
         identity.agent_id,
         identity.name,

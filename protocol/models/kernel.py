@@ -186,8 +186,6 @@ class ToolCallResult(WireModel):
     is_error: bool = False
 
 
-
-
 class ApprovalRequestParams(Params):
     run_id: str
     tool_call_id: str

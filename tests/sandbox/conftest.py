@@ -117,4 +117,3 @@ class World:
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     return World(tmp_path / "data").build()
-

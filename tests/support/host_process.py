@@ -95,4 +95,3 @@ class HostProcess(TestShell):
         assert self.process is not None and self.process.stdin is not None
         self.process.stdin.write(data)
         await self.process.stdin.drain()
-

@@ -46,8 +46,18 @@ def _notification(method: bytes = b'"ping"', params: bytes = b"{}") -> bytes:
     return b'{"jsonrpc":"2.0","method":' + method + b',"params":' + params + b"}\n"
 
 
-BAD_UTF8 = [b"\xff", b"\xfe", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf4\x90\x80\x80",
-            b"\x80", b"\xc3", b"\xe2\x82"]
+BAD_UTF8 = [
+    b"\xff",
+    b"\xfe",
+    b"\xc0\xaf",
+    b"\xe0\x80\xaf",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xf4\x90\x80\x80",
+    b"\x80",
+    b"\xc3",
+    b"\xe2\x82",
+]
 LONE_SURROGATES = [b"\\ud800", b"\\udbff", b"\\udc00", b"\\udfff", b"\\ude00\\ud83d", b"\\ud83dx", b"\\uDC80"]
 NON_FINITE_CONSTANTS = [b"NaN", b"Infinity", b"-Infinity"]
 OVERFLOWS = [b"1e400", b"-1e400", b"1e999", b"123e307", b"1E+309", b"9" * 320 + b".5"]
@@ -124,8 +134,16 @@ def _deep(rng: random.Random, n: int) -> Case:
 
 def _response_shaped(rng: random.Random, n: int) -> Case:
     ident = rng.choice([*NOT_IDS, b"null", b"7", _j(f"f{n}"), b"1.5"])
-    body = rng.choice([b'"result":{}', b'"result":null', b'"error":{"code":1,"message":"x"}',
-                       b'"error":{"code":"abc","message":[]}', b'"error":"boom"', b'"result":1,"error":{}'])
+    body = rng.choice(
+        [
+            b'"result":{}',
+            b'"result":null',
+            b'"error":{"code":1,"message":"x"}',
+            b'"error":{"code":"abc","message":[]}',
+            b'"error":"boom"',
+            b'"result":1,"error":{}',
+        ]
+    )
     return Case("response_shaped", b'{"jsonrpc":"2.0","id":' + ident + b"," + body + b"}\n", None)
 
 
@@ -133,8 +151,10 @@ def _bad_envelope(rng: random.Random, n: int) -> Case:
     value, ident = _id_text(rng, n)
     variants = [
         ("missing_method", b'{"jsonrpc":"2.0","id":' + ident + b"}\n"),
-        ("bad_version", b'{"jsonrpc":' + rng.choice([b'"1.0"', b"2.0", b"null"]) + b',"id":' + ident
-         + b',"method":"ping"}\n'),
+        (
+            "bad_version",
+            b'{"jsonrpc":' + rng.choice([b'"1.0"', b"2.0", b"null"]) + b',"id":' + ident + b',"method":"ping"}\n',
+        ),
         ("no_version", b'{"id":' + ident + b',"method":"ping"}\n'),
         ("bad_method_type", _request(ident, rng.choice([b"5", b"null", b"[]", b"{}", b"true"]))),
         ("bad_params_type", _request(ident, params=rng.choice([b"5", b'"x"', b"true", b"null"]))),
@@ -166,16 +186,28 @@ def _batch(rng: random.Random, n: int) -> Case:
     variants: list[tuple[str, bytes, Expect]] = [
         ("batch_empty", b"[]\n", (None, INVALID_REQUEST)),
         ("batch_of_numbers", b"[1,2,3]\n", [(None, INVALID_REQUEST)] * 3),
-        ("batch_mixed", b"[" + _request(a).strip() + b',{"jsonrpc":"2.0","id":' + b + b"}," + _notification().strip()
-         + b",5]\n", [(f"f{n}a", None), (f"f{n}b", INVALID_REQUEST), (None, INVALID_REQUEST)]),
+        (
+            "batch_mixed",
+            b"[" + _request(a).strip() + b',{"jsonrpc":"2.0","id":' + b + b"}," + _notification().strip() + b",5]\n",
+            [(f"f{n}a", None), (f"f{n}b", INVALID_REQUEST), (None, INVALID_REQUEST)],
+        ),
         ("batch_nested", b"[[" + _request(a).strip() + b"]]\n", [(None, INVALID_REQUEST)]),
         ("batch_nested_empty", b"[[]]\n", [(None, INVALID_REQUEST)]),
-        ("batch_notifications", b"[" + _notification().strip() + b"," + _notification(b'"no.such"').strip() + b"]\n",
-         None),
-        ("batch_with_answer", b'[{"jsonrpc":"2.0","id":99,"result":{}},' + _request(a).strip() + b"]\n",
-         [(f"f{n}a", None)]),
-        ("batch_surrogate", b"[" + _request(a, params=b'{"x":"\\udc80"}').strip() + b","
-         + _request(b, b'"nope"').strip() + b"]\n", [(f"f{n}a", INVALID_PARAMS), (f"f{n}b", METHOD_NOT_FOUND)]),
+        (
+            "batch_notifications",
+            b"[" + _notification().strip() + b"," + _notification(b'"no.such"').strip() + b"]\n",
+            None,
+        ),
+        (
+            "batch_with_answer",
+            b'[{"jsonrpc":"2.0","id":99,"result":{}},' + _request(a).strip() + b"]\n",
+            [(f"f{n}a", None)],
+        ),
+        (
+            "batch_surrogate",
+            b"[" + _request(a, params=b'{"x":"\\udc80"}').strip() + b"," + _request(b, b'"nope"').strip() + b"]\n",
+            [(f"f{n}a", INVALID_PARAMS), (f"f{n}b", METHOD_NOT_FOUND)],
+        ),
     ]
     kind, line, expect = rng.choice(variants)
     return Case(kind, line, expect)
@@ -197,8 +229,11 @@ def _notification_bad(rng: random.Random, n: int) -> Case:
 def _encoding_quirks(rng: random.Random, n: int) -> Case:
     ident = _j(f"f{n}")
     variants: list[tuple[str, bytes, Expect]] = [
-        ("duplicate_keys", b'{"jsonrpc":"2.0","id":"dup","id":' + ident + b',"method":"nope","method":"ping"}\n',
-         (f"f{n}", None)),
+        (
+            "duplicate_keys",
+            b'{"jsonrpc":"2.0","id":"dup","id":' + ident + b',"method":"nope","method":"ping"}\n',
+            (f"f{n}", None),
+        ),
         ("bom", b"\xef\xbb\xbf" + _request(ident), (None, PARSE_ERROR)),
         ("crlf", _request(ident).rstrip(b"\n") + b"\r\n", (f"f{n}", None)),
         ("cr_inside", b'{"jsonrpc":"2.0",\r"id":' + ident + b',\t"method":"ping"}\n', (f"f{n}", None)),
@@ -208,8 +243,11 @@ def _encoding_quirks(rng: random.Random, n: int) -> Case:
         ("not_an_object", rng.choice([b"5", b'"str"', b"null", b"true", b"1.5"]) + b"\n", (None, INVALID_REQUEST)),
         ("truncated", _request(ident)[: rng.randrange(1, 30)] + b"\n", (None, PARSE_ERROR)),
         ("blank", rng.choice([b"   \t  \n", b"\r\n", b"\n"]), None),
-        ("garbage", b"@" + bytes(rng.randrange(32, 127) for _ in range(rng.randrange(1, 200))) + b"\n",
-         (None, PARSE_ERROR)),
+        (
+            "garbage",
+            b"@" + bytes(rng.randrange(32, 127) for _ in range(rng.randrange(1, 200))) + b"\n",
+            (None, PARSE_ERROR),
+        ),
     ]
     kind, line, expect = rng.choice(variants)
     return Case(kind, line, expect)
@@ -246,8 +284,19 @@ def _long(rng: random.Random, n: int, size: int) -> Case:
 
 
 KINDS: list[Callable[[random.Random, int], Case]] = [
-    _utf8_invalid, _surrogate, _non_finite, _deep, _response_shaped, _bad_envelope, _odd_id, _huge_int, _batch,
-    _notification_bad, _encoding_quirks, _lax_types, _benign,
+    _utf8_invalid,
+    _surrogate,
+    _non_finite,
+    _deep,
+    _response_shaped,
+    _bad_envelope,
+    _odd_id,
+    _huge_int,
+    _batch,
+    _notification_bad,
+    _encoding_quirks,
+    _lax_types,
+    _benign,
     lambda rng, n: _long(rng, n, rng.choice([64 * 1024, 512 * 1024])),
 ]
 

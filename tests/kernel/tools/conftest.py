@@ -45,4 +45,3 @@ def env(tmp_path: Path) -> Env:
         (data / "agents" / agent_id / "scratch").mkdir()
         (data / "agents" / agent_id / "memory" / "MEMORY.md").write_text(f"{agent_id} likes tea\n", encoding="utf-8")
     return Env(data)
-
