@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up Hearth (scripts/setup.sh), check a second set-up installs nothing, lint, format-check and type-check it, and
-# run the whole test suite. Fails on any lint or type error, any failing test, and if no test ran
-# (pytest exits 5).
+# Set up Hearth (scripts/setup.sh), check a second set-up installs nothing, lint, format-check and
+# type-check it, and run the whole test suite. Fails on any lint, format or type error, any failing test,
+# and if no test ran (pytest exits 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
