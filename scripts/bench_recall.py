@@ -51,9 +51,10 @@ PAPER = (58.8, 67.5)
 USER = Evidence("user")
 TUNE, HELD_OUT = (0, 2, 4, 6, 8), (1, 3, 5, 7, 9)
 """Conversations (by position) the weights may be tuned on, and those they are reported on."""
-FEATURES = ("context", "dense", "time")
+FEATURES = ("context", "dense", "dense-context", "time")
 GRID = {
-    "dense_weight": (0.1, 0.25, 0.5),
+    "dense_weight": (0.1, 0.25, 0.5, 1.0),
+    "dense_context": (0.0, 0.5, 1.0),
     "time_weight": (0.5, 1.0, 2.0),
     "rrf_k": (10, 60),
     "context_weight": (0.0, 0.3),
@@ -205,13 +206,14 @@ def bench_locomo() -> None:
                     _add(whole[name], category, target, found[name])
                     if position in HELD_OUT:
                         _add(held[name], category, target, found[name])
-                for context in GRID["context_weight"]:
-                    gather = Ranking(context_weight=context, dense_weight=1.0, time_weight=1.0)
+                for context, near in product(GRID["context_weight"], GRID["dense_context"]):
+                    gather = Ranking(context_weight=context, dense_weight=1.0, dense_context=near, time_weight=1.0)
                     signals = store.recall_signals(question, ranking=gather)
                     for dense, timed, k in product(GRID["dense_weight"], GRID["time_weight"], GRID["rrf_k"]):
-                        ranking = Ranking(context_weight=context, dense_weight=dense, time_weight=timed, rrf_k=int(k))
+                        weights = {"dense_weight": dense, "dense_context": near, "time_weight": timed}
+                        ranking = Ranking(context_weight=context, rrf_k=int(k), **weights)
                         hits = [] if signals is None else [f.id for f, _ in combine(signals, ranking, 10)]
-                        _add(tuning[(context, dense, timed, k, position in HELD_OUT)], category, wanted, hits)
+                        _add(tuning[(context, dense, near, timed, k, position in HELD_OUT)], category, wanted, hits)
     elapsed = time.perf_counter() - started
     print(f"Part 1: LoCoMo retrieval recall @5 / @10 through memory_recall's path ({elapsed:.0f} s)")
     rows = ["1-4", "1-5", *CATEGORIES.values()]
@@ -237,15 +239,15 @@ def _mean(scores: Scores) -> float:
 
 
 def _report_tuning(tuning: dict[tuple[float, ...], Scores]) -> None:
-    configs = sorted({key[:4] for key in tuning})
+    configs = sorted({key[:5] for key in tuning})
     best = max(configs, key=lambda config: _mean(tuning[(*config, False)]))
     ranking = DEFAULT_RANKING
-    default = (ranking.context_weight, ranking.dense_weight, ranking.time_weight, float(ranking.rrf_k))
+    default = (ranking.context_weight, ranking.dense_weight, ranking.dense_context, ranking.time_weight, ranking.rrf_k)
     print("\nsplit: weights tuned on conversations 1,3,5,7,9 (grid of", len(configs), "), reported on the others")
-    print(f"{'(context, dense, time, rrf k)':40}{'tune half 1-4':>16}{'held-out 1-4':>16}")
+    print(f"{'(context, dense, dense context, time, k)':46}{'tune half 1-4':>16}{'held-out 1-4':>16}")
     for label, config in (("best on the tune half", best), ("defaults", default)):
         cells = "".join(f"{_cell(tuning[(*config, held)], '1-4'):>16}" for held in (False, True))
-        print(f"{label + ' ' + str(config):40}{cells}")
+        print(f"{label + ' ' + str(config):46}{cells}")
 
 
 async def _timed(run: Callable[[str], Awaitable[object]], questions: Sequence[str]) -> tuple[float, float]:

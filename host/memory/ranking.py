@@ -3,8 +3,9 @@
 Each signal ranks the facts the caller may see on its own (confirmed, of the asked statuses, valid at the
 instant, not excluded), and reciprocal rank fusion (Cormack et al., 2009) sums weight / (RRF_K + rank) over
 the lists, so no signal's score scale is calibrated against another's. Only standing facts have vectors, so
-a retracted or erased fact is never found by meaning. A query without content words finds nothing; without
-an embedder (or with a weight of 0) the full-text list alone decides, as before fusion.
+a retracted or erased fact is never found by meaning, nor lends its meaning to a neighbour's context. A query
+without content words finds nothing; without an embedder (or with a weight of 0) the full-text list alone
+decides, as before fusion.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ class Ranking:
 
     context_weight: float = 0.3
     """BM25 weight of a log entry's neighbours' words against its own (1.0); 0 switches log context off."""
-    dense_weight: float = 0.25
+    dense_weight: float = 0.5
     """The meaning list's vote against the full-text list's (1.0); 0 switches embeddings off."""
+    dense_context: float = 0.5
+    """Weight of a log entry's nearest neighbour in meaning (same episode) against its own cosine; 0: off."""
     time_weight: float = 1.0
     """The vote of facts valid in the time the query names, ranked by meaning (or by words without vectors)."""
     dense_floor: float = 0.8
@@ -55,9 +58,11 @@ class Ranking:
     """Facts each signal ranks (at least `limit`)."""
 
     def without(self, feature: str) -> Ranking:
-        """This ranking with one signal switched off (`context`, `dense` or `time`), for ablations."""
+        """This ranking with one signal switched off (`context`, `dense`, `dense-context` or `time`), for ablations."""
         if feature == "context":
             return replace(self, context_weight=0.0)
+        if feature == "dense-context":
+            return replace(self, dense_context=0.0)
         if feature == "dense":
             return replace(self, dense_weight=0.0)
         if feature == "time":
@@ -133,10 +138,11 @@ def _by_meaning(
     excluded: set[str],
     ranking: Ranking,
 ) -> list[Fact]:
-    """The meaning list: the standing facts nearest the query, above the embedder's floor of relatedness."""
+    """The meaning list: the standing facts nearest the query (read with their log context), each at or above
+    the embedder's floor of relatedness by its own cosine."""
     window = depth * 2
     while True:
-        near = index.vectors.nearest(vector, window)
+        near = index.vectors.nearest(vector, window, context=ranking.dense_context)
         seqs = [seq for seq, score in near if score >= ranking.dense_floor]
         facts = {fact.seq: fact for fact in index.facts_by_seq(seqs)}
         found = [f for seq in seqs if (f := facts.get(seq)) is not None and _visible(f, statuses, instant, excluded)]

@@ -5,6 +5,8 @@ or erase deletes it in the same transaction (secure delete zeroes the bytes, an 
 pages). Vectors are computed by one background thread per process, newest facts first, in small batches,
 and written on the index's own thread only if the fact still stands with the very text embedded, so an erase
 that races the computation leaves nothing behind. Deleting the index loses nothing: it is computed again.
+Search by meaning may read a log entry with its context: its NEIGHBOURS nearest same-episode entries that have
+a vector (so only standing ones) on each side, the nearest of them in meaning added at a weight.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from host.memory.embedder import Embedder, Vectors
+from host.memory.episodes import NEIGHBOURS
 from host.memory.fold import Fact
 
 __all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "VECTOR_SCHEMA", "worker_for"]
@@ -58,6 +61,8 @@ class FactVectors:
         self._closed = False
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
+        self._episodes: list[str | None] = []
+        self._neighbours: npt.NDArray[np.int64] | None = None
         if embedder is not None and self._meta("vector_model") != embedder.name:
             # Vectors of another model are not comparable with this one's queries.
             self._db.execute("DELETE FROM vectors")
@@ -79,7 +84,7 @@ class FactVectors:
             with self._lock:
                 self._pending.pop(fact.seq, None)
             if self._db.execute("DELETE FROM vectors WHERE seq = ?", (fact.seq,)).rowcount:
-                self._matrix = self._seqs = None
+                self._matrix = self._seqs = self._neighbours = None
         if wanted and self._worker is not None:
             seqs = list(wanted)
             have: set[int] = set()
@@ -105,7 +110,7 @@ class FactVectors:
             self._pending.clear()
             self._ready.clear()
         self._db.execute("DELETE FROM vectors")
-        self._matrix = self._seqs = None
+        self._matrix = self._seqs = self._neighbours = None
 
     def _queue(self, jobs: dict[int, str]) -> None:
         if not jobs or self._worker is None:
@@ -199,19 +204,53 @@ class FactVectors:
             raise
         self._db.execute("COMMIT")
         if written and self._matrix is not None and self._seqs is not None:
-            self._seqs = np.concatenate([self._seqs, np.array([seq for seq, _ in written], dtype=np.int64)])
-            self._matrix = np.vstack([self._matrix, np.stack([vector for _, vector in written])])
+            # Rows stay in seq order (searches look seqs up by bisection; episodes are read in order).
+            seqs = np.concatenate([self._seqs, np.array([seq for seq, _ in written], dtype=np.int64)])
+            order = np.argsort(seqs, kind="stable")
+            matrix = np.vstack([self._matrix, np.stack([vector for _, vector in written])])
+            episodes = self._episodes + self._episodes_of([seq for seq, _ in written])
+            self._seqs, self._matrix = seqs[order], matrix[order]
+            self._episodes = [episodes[row] for row in order]
+            self._neighbours = None
         return len(written)
+
+    def _episodes_of(self, seqs: Sequence[int]) -> list[str | None]:
+        found: dict[int, str | None] = {}
+        for start in range(0, len(seqs), 500):
+            chunk = list(seqs[start : start + 500])
+            sql = f"SELECT seq, episode FROM facts WHERE seq IN ({', '.join('?' * len(chunk))})"
+            found.update(self._db.execute(sql, chunk).fetchall())
+        return [found.get(seq) for seq in seqs]
 
     def _load(self) -> tuple[npt.NDArray[np.int64], Vectors]:
         if self._matrix is None or self._seqs is None:
-            rows = self._db.execute("SELECT seq, v FROM vectors ORDER BY seq").fetchall()
+            rows = self._db.execute(
+                "SELECT vectors.seq, v, episode FROM vectors LEFT JOIN facts USING (seq) ORDER BY vectors.seq"
+            ).fetchall()
+            self._neighbours = None
             if not rows:  # nothing to cache: the first vectors written are read from the table
                 return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
             self._seqs = np.array([row[0] for row in rows], dtype=np.int64)
             blob = b"".join(row[1] for row in rows)
             self._matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+            self._episodes = [row[2] for row in rows]
         return self._seqs, self._matrix
+
+    def _context_rows(self) -> npt.NDArray[np.int64]:
+        """For each row, the rows of its NEIGHBOURS nearest same-episode vectors on each side (-1: none)."""
+        if self._neighbours is None:
+            count = len(self._episodes)
+            out = np.full((count, 2 * NEIGHBOURS), -1, dtype=np.int64)
+            members: dict[str, list[int]] = {}
+            for row, episode in enumerate(self._episodes):  # rows are in seq order, so each list is too
+                if episode is not None:
+                    members.setdefault(episode, []).append(row)
+            for rows in members.values():
+                for at, row in enumerate(rows):
+                    near = rows[max(0, at - NEIGHBOURS) : at] + rows[at + 1 : at + 1 + NEIGHBOURS]
+                    out[row, : len(near)] = near
+            self._neighbours = out
+        return self._neighbours
 
     def scores(self, query: Vectors, seqs: Iterable[int]) -> dict[int, float]:
         """Cosine similarity of `query` with the vectors of `seqs` (those that have one)."""
@@ -230,19 +269,28 @@ class FactVectors:
         self.drain()
         return len(self._load()[0])
 
-    def nearest(self, query: Vectors, limit: int) -> list[tuple[int, float]]:
-        """The `limit` vectors most similar to `query`, best first, as (seq, cosine)."""
+    def nearest(self, query: Vectors, limit: int, *, context: float = 0.0) -> list[tuple[int, float]]:
+        """The `limit` vectors most similar to `query`, best first, as (seq, cosine).
+
+        With `context` > 0 a vector is ranked by its cosine plus `context` times the best cosine among its
+        episode neighbours (its own when it has none, so notes and log entries compare on one scale).
+        """
         self.drain()
         seqs, matrix = self._load()
         if not len(seqs) or limit <= 0:
             return []
-        values = matrix @ query.reshape(-1)
+        cosines = matrix @ query.reshape(-1)
+        values = cosines
+        if context > 0:
+            padded = np.append(cosines, -np.inf)  # row -1 (no neighbour) reads -inf
+            best = padded[self._context_rows()].max(axis=1)
+            values = cosines + context * np.where(np.isfinite(best), best, cosines)
         if limit < len(values):
             top = np.argpartition(-values, limit)[:limit]
         else:
             top = np.arange(len(values))
-        top = top[np.argsort(-values[top])]
-        return [(int(seqs[i]), float(values[i])) for i in top]
+        top = top[np.argsort(-values[top], kind="stable")]
+        return [(int(seqs[i]), float(cosines[i])) for i in top]
 
     def close(self) -> None:
         """Write what is computed and stop taking work (queued facts are computed again on the next open)."""
