@@ -54,6 +54,7 @@ HOST_METHODS: dict[str, Method] = {
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
     "agent.updated": host.AgentUpdatedEvent,
+    "agent.started": host.AgentStartedEvent,
     "agent.delta": host.AgentDeltaEvent,
     "agent.message": host.AgentMessageEvent,
     "agent.ended": host.AgentEndedEvent,

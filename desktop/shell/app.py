@@ -34,7 +34,7 @@ from protocol.models.agents import AgentInfo
 
 __all__ = ["HearthApp"]
 
-_RUN_EVENTS = {"agent.delta", "agent.message", "agent.tool", "agent.ended"}
+_RUN_EVENTS = {"agent.started", "agent.delta", "agent.message", "agent.tool", "agent.ended"}
 
 
 class HearthApp(App[None]):

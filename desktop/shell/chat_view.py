@@ -146,7 +146,9 @@ class ChatView(Vertical):
 
     def host_event(self, method: str, params: dict[str, Any]) -> None:
         """A live event for the agent on show."""
-        if method == "agent.delta":
+        if method == "agent.started":  # the message a run answers, whichever client (or agent) sent it
+            self._replay(params.get("message", {}))
+        elif method == "agent.delta":
             self._got_words = True
             if self._reply is None:
                 self._reply = ReplyEntry(self.agent_name)
@@ -239,7 +241,8 @@ class ChatView(Vertical):
         text = event.value.strip()
         if text and self.agent is not None:
             event.input.value = ""
-            self._add(UserEntry(text))
+            # Shown when its run starts (`agent.started`), in the order the agent answers; until then it waits
+            # in the queue line.
             self.post_message(self.Send(self.agent.agent_id, text))
 
     def action_cancel(self) -> None:

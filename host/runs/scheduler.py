@@ -27,7 +27,7 @@ from host.runs.run import Barrier, KernelLink, Run, RunOrigin, Stop, TurnEvent
 from host.store.agents import Agent, AgentStore
 from host.store.transcript import Transcript
 from protocol.errors import RUN_FAILED, JsonRpcError
-from protocol.models.host import AgentEndedEvent, AgentErrorEvent, RunInfo
+from protocol.models.host import AgentEndedEvent, AgentErrorEvent, AgentStartedEvent, RunInfo
 from protocol.models.kernel import (
     RunRef,
     TurnCancelResult,
@@ -171,6 +171,8 @@ class RunManager:
             self._by_agent[agent_id] = run
             self._queue.append(run)
             self._wake.set()
+        started = AgentStartedEvent.model_validate({"agentId": agent_id, "runId": run.run_id, "message": stored})
+        await self._notify("agent.started", started)
         await self._announce(agent_id)
         return run.run_id, int(stored["seq"])
 

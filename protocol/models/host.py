@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -10,7 +10,7 @@ from protocol.ids import Decision
 from protocol.models.agents import AgentInfo, AgentStatus
 from protocol.models.base import Params, WireModel
 from protocol.models.kernel import ShellAvailability
-from protocol.models.transcript import AssistantEvent, EndReason, StopReason, UsageInfo
+from protocol.models.transcript import AssistantEvent, EndReason, StopReason, UsageInfo, UserEvent, WakeEvent
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -26,6 +26,7 @@ __all__ = [
     "SettingsSetParams",
     "AgentUpdatedEvent",
     "AgentDeltaEvent",
+    "AgentStartedEvent",
     "AgentMessageEvent",
     "AgentEndedEvent",
     "AgentErrorEvent",
@@ -109,6 +110,17 @@ class AgentUpdatedEvent(WireModel):
 
     agent_id: str
     agent: AgentInfo | None
+
+
+class AgentStartedEvent(WireModel):
+    """A run began: the message it answers (a person's, or another agent's wake) is now in the transcript.
+
+    Sent to every client, so each one shows the conversation as it grows, whoever sent the message.
+    """
+
+    agent_id: str
+    run_id: str
+    message: Annotated[UserEvent | WakeEvent, Field(discriminator="type")]
 
 
 class AgentDeltaEvent(WireModel):

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Input, Label, OptionList, Switch, TabbedC
 
 from desktop.shell import HearthApp
 from desktop.shell.chat_view import ChatView
-from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry
+from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from desktop.shell.memory_view import MemoryView
 from tests.desktop.pilot import TOOLS, type_text, until
 from tests.support.host_process import HostProcess
@@ -93,6 +93,25 @@ def test_chat_streams_the_reply_and_a_tool_is_approved_in_place_while_a_refused_
                 assert len(app.query(ApprovalPrompt)) == 1
             transcript = (await host.call("agent.transcript", {"agentId": "ops"}))["events"]
             assert [e["reason"] for e in transcript if e["type"] == "ended"] == ["idle", "idle", "idle"]
+
+    asyncio.run(main())
+
+
+def test_a_message_another_client_sends_shows_in_the_open_chat_with_its_reply_and_a_typed_one_shows_once(
+    tmp_path: Path,
+) -> None:
+    """The test's own connection to the host is the other client (as `hearth chat` or an editor would be)."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
+            async with _shell(tmp_path, "ops") as (app, pilot):
+                await host.call("agent.send", {"agentId": "ops", "text": "say from the other client"})
+                await until(pilot, lambda: "from the other client" in _replies(app))
+                await _say(pilot, "say typed here")
+                await until(pilot, lambda: "typed here" in _replies(app))
+                said = [str(entry.render()) for entry in app.query(UserEntry)]
+                assert said == ["you: say from the other client", "you: say typed here"]
 
     asyncio.run(main())
 

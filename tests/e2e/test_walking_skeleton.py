@@ -113,7 +113,9 @@ def test_runs_beyond_the_concurrency_limit_wait_their_turn(tmp_path: Path) -> No
             await host.wait_for("agent.ended", lambda p: p["runId"] == a["runId"])
             ended_b = await host.wait_for("agent.ended", lambda p: p["runId"] == b["runId"])
             assert ended_b["reason"] == "idle"
-            first_b_delta = next(i for i, (m, p) in enumerate(host.events) if p.get("runId") == b["runId"])
+            first_b_delta = next(
+                i for i, (m, p) in enumerate(host.events) if m == "agent.delta" and p["runId"] == b["runId"]
+            )
             end_a = next(i for i, (m, p) in enumerate(host.events) if m == "agent.ended" and p["runId"] == a["runId"])
             assert first_b_delta > end_a
 
