@@ -19,7 +19,7 @@ import pytest
 
 from host.memory.embedder import SWITCH
 
-os.environ.setdefault(SWITCH, "off")  # the default; tests about semantic recall turn it on
+os.environ.setdefault(SWITCH, "off")  # tests about semantic recall turn it on (docs/decisions.md)
 
 
 def pytest_configure(config: pytest.Config) -> None:

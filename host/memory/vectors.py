@@ -2,11 +2,13 @@
 
 A fact has a vector only while it stands (live, confirmed, with text): a retraction, supersession, rejection
 or erase deletes it in the same transaction (secure delete zeroes the bytes, an erase's vacuum drops the
-pages). Vectors are computed by one background thread per process, newest facts first, in small batches,
-and written on the index's own thread only if the fact still stands with the very text embedded, so an erase
-that races the computation leaves nothing behind. Deleting the index loses nothing: it is computed again.
-Search by meaning may read a log entry with its context: its NEIGHBOURS nearest same-episode entries that have
-a vector (so only standing ones) on each side, the nearest of them in meaning added at a weight.
+pages). A log entry is embedded in its context: the text of the standing log entry just before it in its
+episode (the same day), then its own. When that entry stops standing, or one before it stands again, the
+vector is deleted in the same transaction and computed again, so a removed fact's text lives on in no
+neighbour's vector. Vectors are computed by one background thread per process, newest facts first, in small
+batches, and written on the index's own thread only if the fact still stands with the very text and
+context embedded, so an erase that races the computation leaves nothing behind. Deleting the index loses
+nothing: it is computed again.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from host.memory.embedder import Embedder, Vectors
-from host.memory.episodes import NEIGHBOURS
 from host.memory.fold import Fact
 
 __all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "VECTOR_SCHEMA", "worker_for"]
@@ -33,7 +35,8 @@ BATCH = 16
 """Texts embedded per engine call: large enough to share the weights' memory traffic, small enough that a
 closed memory or an erase waits at most one batch."""
 
-VECTOR_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY, v BLOB NOT NULL);"
+VECTOR_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY, v BLOB NOT NULL, after INTEGER);"
+"""`after`: the log entry whose text was embedded before the fact's own (NULL: the fact alone)."""
 
 _STANDS = "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL"
 
@@ -42,67 +45,126 @@ def _stands(fact: Fact) -> bool:
     return fact.status == "live" and fact.trust == "confirmed" and fact.text is not None
 
 
+class Passage(NamedTuple):
+    """What one fact's vector is computed from: its own text, and the entry read before it (if any)."""
+
+    text: str
+    after: int | None
+    embedded: str
+
+
 class FactVectors:
     """The vectors of one agent's index: which facts need one, the computed ones, and nearest-neighbour search.
 
-    Methods other than those the worker calls (`_take`, `_deliver`) run on the index's thread.
+    Methods other than those the worker calls (`_take`, `_deliver`) run on the index's thread. With
+    `context` False every fact is embedded alone (benchmarks' ablation).
     """
 
-    def __init__(self, db: sqlite3.Connection, embedder: Embedder | None, worker: EmbeddingWorker | None) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, embedder: Embedder | None, worker: EmbeddingWorker | None, *, context: bool = True
+    ) -> None:
         self._db = db
         self.embedder = embedder
+        self._context = context
         self._worker = worker if embedder is not None else None
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
         self._in_flight = 0
-        self._pending: dict[int, str] = {}
-        self._ready: list[tuple[int, str, Vectors]] = []
+        self._pending: dict[int, Passage] = {}
+        self._ready: list[tuple[int, Passage, Vectors]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
-        self._episodes: list[str | None] = []
-        self._neighbours: npt.NDArray[np.int64] | None = None
-        if embedder is not None and self._meta("vector_model") != embedder.name:
-            # Vectors of another model are not comparable with this one's queries.
+        model = None if embedder is None else embedder.name + ("+before" if context else "")
+        if model is not None and self._meta("vector_model") != model:
+            # Vectors of another model (or read another way) are not comparable with this one's queries.
             self._db.execute("DELETE FROM vectors")
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (embedder.name,))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    # ---- what a fact is embedded from
+
+    def _before(self, seq: int, episode: str | None) -> tuple[int, str] | None:
+        """The standing log entry just before `seq` in its episode, as (seq, text)."""
+        if episode is None or not self._context:
+            return None
+        row = self._db.execute(
+            f"SELECT seq, text FROM facts WHERE episode = ? AND seq < ? AND {_STANDS} ORDER BY seq DESC LIMIT 1",
+            (episode, seq),
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def _passages(self, seqs: Iterable[int]) -> dict[int, Passage]:
+        """The passage of each standing fact among `seqs`, as it stands now."""
+        seqs = list(seqs)
+        out: dict[int, Passage] = {}
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            sql = f"SELECT seq, text, episode FROM facts WHERE seq IN ({', '.join('?' * len(chunk))}) AND {_STANDS}"
+            for seq, text, episode in self._db.execute(sql, chunk).fetchall():
+                before = self._before(seq, episode)
+                if before is None:
+                    out[seq] = Passage(text, None, text)
+                else:
+                    out[seq] = Passage(text, before[0], f"{before[1]}\n{text}")
+        return out
+
+    def _next_after(self, fact: Fact) -> int | None:
+        """The standing log entry just after `fact` in its episode: the one that reads `fact` as its context."""
+        episode = self._db.execute("SELECT episode FROM facts WHERE seq = ?", (fact.seq,)).fetchone()
+        if episode is None or episode[0] is None or not self._context:
+            return None
+        row = self._db.execute(
+            f"SELECT seq FROM facts WHERE episode = ? AND seq > ? AND {_STANDS} ORDER BY seq LIMIT 1",
+            (episode[0], fact.seq),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     # ---- keeping vectors in step with the facts (inside the index's transaction)
 
+    def _drop(self, seq: int) -> None:
+        with self._lock:
+            self._pending.pop(seq, None)
+        if self._db.execute("DELETE FROM vectors WHERE seq = ?", (seq,)).rowcount:
+            self._matrix = self._seqs = None
+
     def track(self, facts: Iterable[Fact]) -> None:
-        """A fact that no longer stands loses its vector; one that stands and has none is queued."""
-        wanted: dict[int, str] = {}
+        """A fact that no longer stands loses its vector, and so does the entry that read it as context (it is
+        queued again); one that stands without a vector, or with one read in another context, is queued."""
+        facts = list(facts)
+        check = {fact.seq for fact in facts if _stands(fact)}
         for fact in facts:
-            if _stands(fact):
-                wanted[fact.seq] = fact.text or ""
-                continue
-            with self._lock:
-                self._pending.pop(fact.seq, None)
-            if self._db.execute("DELETE FROM vectors WHERE seq = ?", (fact.seq,)).rowcount:
-                self._matrix = self._seqs = self._neighbours = None
-        if wanted and self._worker is not None:
-            seqs = list(wanted)
-            have: set[int] = set()
-            for start in range(0, len(seqs), 500):
-                chunk = seqs[start : start + 500]
-                sql = f"SELECT seq FROM vectors WHERE seq IN ({', '.join('?' * len(chunk))})"
-                have.update(row[0] for row in self._db.execute(sql, chunk))
-            self._queue({seq: text for seq, text in wanted.items() if seq not in have})
+            if not _stands(fact):
+                self._drop(fact.seq)
+            if fact.tier == "log" and (follower := self._next_after(fact)) is not None:
+                check.add(follower)
+        if not check:
+            return
+        passages = self._passages(check)
+        have: dict[int, int | None] = {}
+        seqs = list(passages)
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            sql = f"SELECT seq, after FROM vectors WHERE seq IN ({', '.join('?' * len(chunk))})"
+            have.update(self._db.execute(sql, chunk).fetchall())
+        stale = {seq: p for seq, p in passages.items() if seq not in have or have[seq] != p.after}
+        for seq in stale:
+            if seq in have:
+                self._drop(seq)
+        self._queue(stale)
 
     def backfill(self) -> int:
         """Queue every standing fact that has no vector (on open and after a rebuild); returns how many."""
         if self._worker is None:
             return 0
-        rows = self._db.execute(
-            f"SELECT seq, text FROM facts WHERE {_STANDS} AND seq NOT IN (SELECT seq FROM vectors)"
-        ).fetchall()
-        self._queue(dict(rows))
-        return len(rows)
+        rows = self._db.execute(f"SELECT seq FROM facts WHERE {_STANDS} AND seq NOT IN (SELECT seq FROM vectors)")
+        jobs = self._passages(row[0] for row in rows.fetchall())
+        self._queue(jobs)
+        return len(jobs)
 
     def forget_all(self) -> None:
         """Drop every vector and every queued job (the index is being rebuilt)."""
@@ -110,9 +172,9 @@ class FactVectors:
             self._pending.clear()
             self._ready.clear()
         self._db.execute("DELETE FROM vectors")
-        self._matrix = self._seqs = self._neighbours = None
+        self._matrix = self._seqs = None
 
-    def _queue(self, jobs: dict[int, str]) -> None:
+    def _queue(self, jobs: dict[int, Passage]) -> None:
         if not jobs or self._worker is None:
             return
         try:
@@ -125,7 +187,7 @@ class FactVectors:
 
     # ---- the worker's side (its own thread)
 
-    def _take(self, limit: int) -> list[tuple[int, str]]:
+    def _take(self, limit: int) -> list[tuple[int, Passage]]:
         with self._lock:
             if self._closed:
                 return []
@@ -133,14 +195,14 @@ class FactVectors:
             self._in_flight += len(newest)
             return [(seq, self._pending.pop(seq)) for seq in newest]
 
-    def _deliver(self, jobs: Sequence[tuple[int, str]], vectors: Vectors | None) -> None:
+    def _deliver(self, jobs: Sequence[tuple[int, Passage]], vectors: Vectors | None) -> None:
         """Hand back computed vectors (None: the batch failed; those facts stay without one until reopened)."""
         with self._lock:
             self._in_flight -= len(jobs)
             self._settled.notify_all()
             if self._closed or vectors is None:
                 return
-            self._ready += [(seq, text, vectors[n]) for n, (seq, text) in enumerate(jobs)]
+            self._ready += [(seq, passage, vectors[n]) for n, (seq, passage) in enumerate(jobs)]
             loop = self._loop
         if loop is not None:
             try:
@@ -181,7 +243,8 @@ class FactVectors:
     # ---- writing computed vectors, and searching them (the index's thread)
 
     def drain(self) -> int:
-        """Write the computed vectors whose fact still stands with the text that was embedded; returns how many."""
+        """Write the computed vectors whose fact still stands with the text and context that were embedded;
+        returns how many."""
         if self._closed or self._db.in_transaction:
             return 0
         with self._lock:
@@ -191,66 +254,39 @@ class FactVectors:
         written: list[tuple[int, Vectors]] = []
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            for seq, text, vector in ready:
-                cursor = self._db.execute(
-                    f"INSERT OR REPLACE INTO vectors(seq, v) SELECT seq, ? FROM facts WHERE seq = ? AND {_STANDS} "
-                    "AND text = ?",
-                    (vector.astype(np.float32).tobytes(), seq, text),
+            for seq, passage, vector in ready:
+                if self._passages([seq]).get(seq) != passage:
+                    continue  # removed, or read in another context now: its new passage is queued
+                self._db.execute(
+                    "INSERT OR REPLACE INTO vectors(seq, v, after) VALUES (?, ?, ?)",
+                    (seq, vector.astype(np.float32).tobytes(), passage.after),
                 )
-                if cursor.rowcount:
-                    written.append((seq, vector))
+                written.append((seq, vector))
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
         if written and self._matrix is not None and self._seqs is not None:
-            # Rows stay in seq order (searches look seqs up by bisection; episodes are read in order).
-            seqs = np.concatenate([self._seqs, np.array([seq for seq, _ in written], dtype=np.int64)])
-            order = np.argsort(seqs, kind="stable")
-            matrix = np.vstack([self._matrix, np.stack([vector for _, vector in written])])
-            episodes = self._episodes + self._episodes_of([seq for seq, _ in written])
-            self._seqs, self._matrix = seqs[order], matrix[order]
-            self._episodes = [episodes[row] for row in order]
-            self._neighbours = None
+            fresh = np.array([seq for seq, _ in written], dtype=np.int64)
+            if np.isin(fresh, self._seqs).any():
+                self._matrix = self._seqs = None  # a vector replaced: read them all again
+            else:
+                # Rows stay in seq order (searches look seqs up by bisection).
+                seqs = np.concatenate([self._seqs, fresh])
+                order = np.argsort(seqs, kind="stable")
+                matrix = np.vstack([self._matrix, np.stack([vector for _, vector in written])])
+                self._seqs, self._matrix = seqs[order], matrix[order]
         return len(written)
-
-    def _episodes_of(self, seqs: Sequence[int]) -> list[str | None]:
-        found: dict[int, str | None] = {}
-        for start in range(0, len(seqs), 500):
-            chunk = list(seqs[start : start + 500])
-            sql = f"SELECT seq, episode FROM facts WHERE seq IN ({', '.join('?' * len(chunk))})"
-            found.update(self._db.execute(sql, chunk).fetchall())
-        return [found.get(seq) for seq in seqs]
 
     def _load(self) -> tuple[npt.NDArray[np.int64], Vectors]:
         if self._matrix is None or self._seqs is None:
-            rows = self._db.execute(
-                "SELECT vectors.seq, v, episode FROM vectors LEFT JOIN facts USING (seq) ORDER BY vectors.seq"
-            ).fetchall()
-            self._neighbours = None
+            rows = self._db.execute("SELECT seq, v FROM vectors ORDER BY seq").fetchall()
             if not rows:  # nothing to cache: the first vectors written are read from the table
                 return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
             self._seqs = np.array([row[0] for row in rows], dtype=np.int64)
             blob = b"".join(row[1] for row in rows)
             self._matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
-            self._episodes = [row[2] for row in rows]
         return self._seqs, self._matrix
-
-    def _context_rows(self) -> npt.NDArray[np.int64]:
-        """For each row, the rows of its NEIGHBOURS nearest same-episode vectors on each side (-1: none)."""
-        if self._neighbours is None:
-            count = len(self._episodes)
-            out = np.full((count, 2 * NEIGHBOURS), -1, dtype=np.int64)
-            members: dict[str, list[int]] = {}
-            for row, episode in enumerate(self._episodes):  # rows are in seq order, so each list is too
-                if episode is not None:
-                    members.setdefault(episode, []).append(row)
-            for rows in members.values():
-                for at, row in enumerate(rows):
-                    near = rows[max(0, at - NEIGHBOURS) : at] + rows[at + 1 : at + 1 + NEIGHBOURS]
-                    out[row, : len(near)] = near
-            self._neighbours = out
-        return self._neighbours
 
     def scores(self, query: Vectors, seqs: Iterable[int]) -> dict[int, float]:
         """Cosine similarity of `query` with the vectors of `seqs` (those that have one)."""
@@ -269,27 +305,18 @@ class FactVectors:
         self.drain()
         return len(self._load()[0])
 
-    def nearest(self, query: Vectors, limit: int, *, context: float = 0.0) -> list[tuple[int, float]]:
-        """The `limit` vectors most similar to `query`, best first, as (seq, cosine).
-
-        With `context` > 0 a vector is ranked by its cosine plus `context` times the best cosine among its
-        episode neighbours (its own when it has none, so notes and log entries compare on one scale).
-        """
+    def nearest(self, query: Vectors, limit: int) -> list[tuple[int, float]]:
+        """The `limit` vectors most similar to `query`, best first, as (seq, cosine)."""
         self.drain()
         seqs, matrix = self._load()
         if not len(seqs) or limit <= 0:
             return []
         cosines = matrix @ query.reshape(-1)
-        values = cosines
-        if context > 0:
-            padded = np.append(cosines, -np.inf)  # row -1 (no neighbour) reads -inf
-            best = padded[self._context_rows()].max(axis=1)
-            values = cosines + context * np.where(np.isfinite(best), best, cosines)
-        if limit < len(values):
-            top = np.argpartition(-values, limit)[:limit]
+        if limit < len(cosines):
+            top = np.argpartition(-cosines, limit)[:limit]
         else:
-            top = np.arange(len(values))
-        top = top[np.argsort(-values[top], kind="stable")]
+            top = np.arange(len(cosines))
+        top = top[np.argsort(-cosines[top], kind="stable")]
         return [(int(seqs[i]), float(cosines[i])) for i in top]
 
     def close(self) -> None:
@@ -327,7 +354,7 @@ class EmbeddingWorker:
             if owner in self._owners:
                 self._owners.remove(owner)
 
-    def _next(self) -> tuple[FactVectors, list[tuple[int, str]]]:
+    def _next(self) -> tuple[FactVectors, list[tuple[int, Passage]]]:
         with self._wakeup:
             while True:
                 for owner in list(self._owners):
@@ -344,7 +371,7 @@ class EmbeddingWorker:
         while True:
             owner, jobs = self._next()
             try:
-                vectors = self._embedder.passages([text for _, text in jobs])
+                vectors = self._embedder.passages([passage.embedded for _, passage in jobs])
             except Exception:  # a failing engine must not end the thread; those facts stay on full-text recall
                 if not self._failed:
                     logger.exception("memory embeddings: computing %d vectors failed", len(jobs))

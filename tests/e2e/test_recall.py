@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +50,42 @@ def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp
     assert "cello" in other.splitlines()[1], "the other fact is still found by meaning"
     index = (tmp_path / "agents/ann/memory/index.sqlite").read_bytes()
     assert b"Lisbon" not in index
+
+
+# A dialogue log: Melanie's entry addresses Caroline and shares the question's words; Caroline's own entry
+# is what she said. Each entry's vector reads the one before it.
+DIALOGUE = [
+    "Caroline: My friend is moving to Lisbon soon.",
+    "Melanie: Caroline, how was the support group?",
+    "Caroline: I went to the support group yesterday and it was lovely.",
+]
+
+
+def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no_context(tmp_path: Path) -> None:
+    async def search(host: HostProcess, query: str) -> list[str]:
+        result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
+        return [hit["record"]["text"] for hit in result["hits"]]
+
+    async def main() -> None:
+        async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            ids = []
+            for minute, text in enumerate(DIALOGUE):
+                params = {"agentId": "ann", "text": text, "tier": "log", "validFrom": f"2023-05-08T12:0{minute}:00Z"}
+                ids.append((await host.call("memory.note", params))["record"]["id"])
+            assert (await search(host, "When did Caroline go to the support group?"))[0] == DIALOGUE[2]
+            assert (await search(host, "What did Melanie ask about the support group?"))[0] == DIALOGUE[1]
+            await host.idle_turn("ann", "recall: When did Caroline go to the support group?")
+            await host.call("memory.erase", {"agentId": "ann", "recordId": ids[1]})
+            found = await search(host, "When did Caroline go to the support group?")
+            assert DIALOGUE[1] not in found and found[0] == DIALOGUE[2]
+
+    asyncio.run(main())
+    (recalled,) = recall_results(tmp_path)
+    assert "support group yesterday" in recalled.splitlines()[1], "the model's recall finds Caroline's own words"
+    index = tmp_path / "agents/ann/memory/index.sqlite"
+    assert b"how was the support group" not in index.read_bytes()
+    with sqlite3.connect(index) as db:
+        read_after = db.execute("SELECT after FROM vectors WHERE after IS NOT NULL").fetchall()
+        standing = {row[0] for row in db.execute("SELECT seq FROM facts WHERE status = 'live' AND text IS NOT NULL")}
+    assert len(read_after) == 1 and read_after[0][0] in standing, "Caroline's answer now reads the Lisbon entry"

@@ -1,12 +1,15 @@
-"""Meaning read in context: a log entry is lifted by its nearest same-day neighbour in meaning, only a standing one.
+"""Meaning read in context: a log entry is embedded after the standing entry before it, and only a standing one.
 
-The embedder is a fake with hand-set vectors (the model boundary), so each cosine below is exact.
+The embedder is a fake with hand-set vectors (the model boundary): a passage's cosine with every query is its
+own (last) line's set cosine, or 0.9 x the line before it when that is higher, so an entry read after the
+anchor is lifted by it; every passage it is given is recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,32 +18,38 @@ import pytest
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Vectors, use_embedder
-from host.memory.ranking import DEFAULT_RANKING
 
 USER = Evidence("user")
 QUERY = "zebra quartz"
-# Cosine with the query: the anchor is nearest, its neighbour is lifted by it, the lone note is in between.
 ANCHOR, NEIGHBOUR, LONE = "Lunch was at the harbour", "We stayed until the evening", "A note standing alone"
-COSINES = {ANCHOR: 0.99, NEIGHBOUR: 0.85, LONE: 0.88, "Another day entirely": 0.1}
+OTHER_DAY, OVERHEARD, LATER = "Another day entirely", "A peer said the harbour was closed", "We walked back"
+COSINES = {ANCHOR: 0.99, NEIGHBOUR: 0.80, LONE: 0.88, OTHER_DAY: 0.1, OVERHEARD: 0.95, LATER: 0.3}
+DIMENSIONS = 64
 
 
 class HandVectors:
-    """Each known text's vector has the set cosine with every query, the rest in a dimension of its own."""
+    """Each passage's first coordinate is its cosine with every query; the rest is a dimension of its own."""
 
-    name = "hand-vectors-1"
+    name = "hand-vectors-2"
 
-    def _vector(self, text: str, dim: int) -> Vectors:
-        vector = np.zeros(len(COSINES) + 1, dtype=np.float32)
-        cosine = COSINES[text]
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+        self._dims: dict[str, int] = {}
+
+    def _vector(self, passage: str) -> Vectors:
+        dim = self._dims.setdefault(passage, len(self._dims) + 1)
+        *before, own = passage.split("\n")
+        cosine = max([COSINES[own], *(0.9 * COSINES[line] for line in before)])
+        vector = np.zeros(DIMENSIONS, dtype=np.float32)
         vector[0], vector[dim] = cosine, math.sqrt(1 - cosine * cosine)
         return vector
 
     def passages(self, texts: list[str]) -> Vectors:
-        dims = {text: n for n, text in enumerate(COSINES, start=1)}
-        return np.stack([self._vector(text, dims[text]) for text in texts])
+        self.embedded += texts
+        return np.stack([self._vector(text) for text in texts])
 
     def query(self, text: str) -> Vectors:
-        vector = np.zeros((1, len(COSINES) + 1), dtype=np.float32)
+        vector = np.zeros((1, DIMENSIONS), dtype=np.float32)
         vector[0, 0] = 1.0
         return vector
 
@@ -49,19 +58,18 @@ class HandVectors:
 
 
 @pytest.fixture
-def opened(agent_dir: Path) -> Iterator[MemoryStore]:
-    """A store opened with the hand-set vectors as its embedder."""
-    use_embedder(HandVectors())
+def hand() -> Iterator[HandVectors]:
+    embedder = HandVectors()
+    use_embedder(embedder)
     try:
-        with MemoryStore(agent_dir) as store:
-            yield store
+        yield embedder
     finally:
         use_embedder(None)
 
 
-def meaning(store: MemoryStore, context: bool = True) -> list[str]:
-    ranking = DEFAULT_RANKING if context else DEFAULT_RANKING.without("dense-context")
-    signals = store.recall_signals(QUERY, ranking=ranking)
+def meaning(store: MemoryStore) -> list[str]:
+    assert store.wait_embedded(60)
+    signals = store.recall_signals(QUERY)
     assert signals is not None
     return [fact.text or "" for fact in signals.meaning]
 
@@ -72,37 +80,73 @@ def remember(store: MemoryStore) -> dict[str, str]:
             [
                 NoteItem(ANCHOR, tier="log", valid_from="2023-05-08T12:00:00"),
                 NoteItem(NEIGHBOUR, tier="log", valid_from="2023-05-08T12:01:00"),
-                NoteItem("Another day entirely", tier="log", valid_from="2023-06-01T09:00:00"),
+                NoteItem(OTHER_DAY, tier="log", valid_from="2023-06-01T09:00:00"),
                 NoteItem(LONE),
             ],
             evidence=USER,
         )
-        assert store.wait_embedded(60)
         return {o.fact.text or "": o.fact.id for o in outcomes if o.fact is not None}
 
     return asyncio.run(main())
 
 
-def test_a_log_entry_is_lifted_by_its_neighbour_in_meaning(opened: MemoryStore) -> None:
-    remember(opened)
-    assert meaning(opened, context=False)[:3] == [ANCHOR, LONE, NEIGHBOUR], "by its own cosine alone"
-    assert meaning(opened)[:3] == [ANCHOR, NEIGHBOUR, LONE], "0.85 + 0.5 x 0.99 beats 0.88 x 1.5"
+def test_a_log_entry_is_read_after_the_entry_before_it(agent_dir: Path, hand: HandVectors) -> None:
+    with MemoryStore(agent_dir) as store:
+        remember(store)
+        assert meaning(store)[:3] == [ANCHOR, NEIGHBOUR, LONE], "read after the anchor, 0.9 x 0.99 beats 0.88"
+    assert f"{ANCHOR}\n{NEIGHBOUR}" in hand.embedded
+    assert LONE in hand.embedded and OTHER_DAY in hand.embedded, "a note, and a day's first entry, stand alone"
 
 
-def test_a_retracted_neighbour_lifts_nothing_and_is_never_found_by_meaning(opened: MemoryStore) -> None:
-    ids = remember(opened)
-    asyncio.run(opened.retract(ids[ANCHOR], evidence=USER))
-    found = meaning(opened)
-    assert ANCHOR not in found
-    assert found[:2] == [LONE, NEIGHBOUR], "without its standing neighbour the entry reads as itself"
-    assert ANCHOR not in [hit.fact.text for hit in opened.search(QUERY)]
+def test_read_alone_an_entry_ranks_by_its_own_meaning(agent_dir: Path, hand: HandVectors) -> None:
+    with MemoryStore(agent_dir, meaning_context=False) as store:
+        remember(store)
+        assert meaning(store)[:3] == [ANCHOR, LONE, NEIGHBOUR]
+    assert not [passage for passage in hand.embedded if "\n" in passage]
 
 
-def test_an_erased_neighbour_lifts_nothing_and_is_never_found(opened: MemoryStore) -> None:
-    ids = remember(opened)
-    asyncio.run(opened.erase(ids[ANCHOR], evidence=USER))
-    found = meaning(opened)
-    assert ANCHOR not in found
-    assert found[:2] == [LONE, NEIGHBOUR]
-    texts = [hit.fact.text for hit in opened.search(QUERY, include_retracted=True)]
-    assert ANCHOR not in texts and NEIGHBOUR in texts
+def test_a_retracted_entry_leaves_the_next_ones_vector(agent_dir: Path, hand: HandVectors) -> None:
+    with MemoryStore(agent_dir) as store:
+        ids = remember(store)
+        meaning(store)
+        asyncio.run(store.retract(ids[ANCHOR], evidence=USER))
+        found = meaning(store)
+        assert ANCHOR not in found
+        assert found[:2] == [LONE, NEIGHBOUR], "without the anchor the entry is read alone"
+        assert hand.embedded[-1] == NEIGHBOUR, "computed again, alone"
+        assert ANCHOR not in [hit.fact.text for hit in store.search(QUERY)]
+
+
+def test_an_erased_entry_is_in_no_vector(agent_dir: Path, hand: HandVectors) -> None:
+    with MemoryStore(agent_dir) as store:
+        ids = remember(store)
+        meaning(store)
+        anchor_seq = next(hit.fact.seq for hit in store.search(QUERY) if hit.fact.id == ids[ANCHOR])
+        asyncio.run(store.erase(ids[ANCHOR], evidence=USER))
+        found = meaning(store)
+        assert ANCHOR not in found and found[:2] == [LONE, NEIGHBOUR]
+        texts = [hit.fact.text for hit in store.search(QUERY, include_retracted=True)]
+        assert ANCHOR not in texts and NEIGHBOUR in texts
+    with sqlite3.connect(agent_dir / "memory" / "index.sqlite") as db:
+        rows = db.execute("SELECT seq, after FROM vectors").fetchall()
+    assert len(rows) == 3 and all(after != anchor_seq and seq != anchor_seq for seq, after in rows)
+
+
+def test_a_proposed_entry_is_read_by_no_neighbour_until_confirmed(agent_dir: Path, hand: HandVectors) -> None:
+    with MemoryStore(agent_dir) as store:
+        remember(store)
+        meaning(store)
+        proposed = asyncio.run(
+            store.note(OVERHEARD, tier="log", valid_from="2023-05-08T12:02:00", evidence=Evidence("peer:pat"))
+        )
+        assert proposed.fact is not None and proposed.fact.trust == "proposed"
+        asyncio.run(store.note(LATER, tier="log", valid_from="2023-05-08T12:03:00", evidence=USER))
+        found = meaning(store)
+        assert OVERHEARD not in found and LATER not in found, "0.9 x 0.80 is below the floor of 0.8"
+        assert not [passage for passage in hand.embedded if OVERHEARD in passage], "never embedded"
+        assert f"{NEIGHBOUR}\n{LATER}" in hand.embedded
+        asyncio.run(store.review(proposed.fact.id, "confirm"))
+        found = meaning(store)
+        assert found[:3] == [ANCHOR, OVERHEARD, NEIGHBOUR]
+        assert f"{OVERHEARD}\n{LATER}" in hand.embedded, "the entry after it is read after it now"
+        assert LATER in found, "0.9 x 0.95 clears the floor"
