@@ -2,6 +2,12 @@
 `app` wires it; a method goes in `rpc/`, run logic in `runs/`, a file in `store/`, the memory in `memory/`.
 """
 
+import os
+
+# One BLAS thread, set before numpy loads: recall's search is one matrix-vector product (about a millisecond
+# on one core), and OpenBLAS's idle workers spin for a while after each call, taking a core from the machine.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from host.app import HostServer, run_host
 from host.config import HostConfig
 from host.errors import HostError

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -37,6 +38,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from itertools import product
 from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the host runs (host/__init__.py), before numpy loads
 
 import numpy as np
 
@@ -60,7 +63,7 @@ GRID = {
     "time_weight": (0.5, 1.0, 1.5),
     "rrf_k": (10, 30),
     # At most 0.5: a larger boost buries what the adversarial questions (which name the wrong person) ask for
-    # (at 1.0 they find 64 / 86, against 76 / 87 before the boost); see docs/decisions.md.
+    # (at 1.0 they find 57 / 85, against 76 / 87 before the boost); see docs/memory.md.
     "speaker_boost": (0.25, 0.5),
     "context_weight": (0.0, 0.3),
 }

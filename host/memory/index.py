@@ -275,11 +275,8 @@ class MemoryIndex:
 
     def speakers_among(self, names: Sequence[str]) -> set[str]:
         """Those of `names` that begin a standing log entry as its speaker ("Name: ...")."""
-        if not names:
-            return set()
-        marks = ", ".join("?" * len(names))
-        sql = f"SELECT DISTINCT speaker FROM facts WHERE speaker IN ({marks}) AND {_STANDS_NOW}"
-        return {row[0] for row in self._db.execute(sql, list(names))}
+        sql = f"SELECT EXISTS(SELECT 1 FROM facts WHERE speaker = ? AND {_STANDS_NOW})"
+        return {name for name in names if self._db.execute(sql, (name,)).fetchone()[0]}
 
     def document_frequencies(self, words: Sequence[str], cap: int) -> list[int]:
         """How many indexed facts hold each word, counted no higher than `cap` + 1 (so the cost is bounded)."""

@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-__all__ = ["speaker_of", "name_candidates", "without_names"]
+__all__ = ["speaker_of", "name_candidates", "without_names", "MAX_CANDIDATES"]
 
 _NAME_WORD = r"[A-Z][\w'’.-]{0,39}"
 _LABEL = re.compile(rf"\s*({_NAME_WORD}(?: {_NAME_WORD}){{0,2}}):\s+\S")
 _POSSESSIVE = r"(?:['’]s)?"
+_WORD = re.compile(rf"(?<![\w'’.-]){_NAME_WORD}(?![\w'’-])")
+MAX_CANDIDATES = 200
+"""Names looked up per query, so a long message costs a bounded lookup."""
 
 
 def speaker_of(text: str | None) -> str | None:
@@ -27,12 +30,23 @@ def speaker_of(text: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def name_candidates(query: str) -> list[str]:
-    """Every run of one to three capitalised words in `query` (a name it may hold), longest first."""
+def name_candidates(query: str, limit: int = MAX_CANDIDATES) -> list[str]:
+    """Every run of one to three capitalised words in `query` (a name it may hold), longest first, at most
+    `limit` (a long message is read from its start)."""
     plain = re.sub(r"(\w)['’]s\b", r"\1", query)
-    words = re.findall(_NAME_WORD, plain)
-    runs = {" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
-    return sorted((run for run in runs if re.search(rf"(?<!\w){re.escape(run)}(?!\w)", plain)), key=lambda r: -len(r))
+    words = list(_WORD.finditer(plain))
+    runs: dict[str, None] = {}
+    for at, first in enumerate(words):
+        run = [first.group()]
+        runs[run[0]] = None
+        for before, after in zip(words[at : at + 2], words[at + 1 : at + 3], strict=False):
+            if plain[before.end() : after.start()] != " ":
+                break
+            run.append(after.group())
+            runs[" ".join(run)] = None
+        if len(runs) >= limit:
+            break
+    return sorted(runs, key=lambda run: -len(run))[:limit]
 
 
 def without_names(query: str, names: Collection[str]) -> str:

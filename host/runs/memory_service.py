@@ -32,6 +32,7 @@ from host.memory import (
     run_memory_tool,
     worth_extracting,
 )
+from host.memory.embedder import default_embedder
 from host.runs.provenance import run_provenance
 from host.runs.scheduler import Run, RunManager
 from host.runs.turns import Summarize, TurnPlanner, offers_tools
@@ -129,9 +130,11 @@ class MemoryService:
         ]
 
     async def serve(self) -> None:
-        """Own the background extractions until cancelled."""
+        """Own the background extractions until cancelled; first load the embedding model off the loop (the
+        first memory to open would otherwise load it there, ~0.5 s)."""
         async with asyncio.TaskGroup() as tasks:
             self._tasks = tasks
+            await asyncio.to_thread(default_embedder)
             await asyncio.Event().wait()
 
     def source(self, agent: Agent) -> MemoryStore | None:

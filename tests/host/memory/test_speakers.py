@@ -12,7 +12,7 @@ import pytest
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Vectors, use_embedder
 from host.memory.ranking import DEFAULT_RANKING
-from host.memory.speakers import name_candidates, speaker_of, without_names
+from host.memory.speakers import MAX_CANDIDATES, name_candidates, speaker_of, without_names
 
 USER = Evidence("user")
 DAY = "2023-05-08T12:00:00"
@@ -36,6 +36,12 @@ def test_a_question_names_people_by_capitalised_runs_and_possessives() -> None:
     found = name_candidates("What did Caroline's friend Mary Ann tell Melanie?")
     assert {"Caroline", "Mary Ann", "Mary", "Ann", "Melanie", "What"} == set(found)
     assert found.index("Mary Ann") < found.index("Mary"), "longest first"
+
+
+def test_a_long_message_looks_up_a_bounded_number_of_names() -> None:
+    message = " ".join(f"Person{n} said hello." for n in range(5 * MAX_CANDIDATES))
+    found = name_candidates(message)
+    assert len(found) == MAX_CANDIDATES and "Person0" in found
 
 
 def test_the_meaning_query_leaves_the_names_out_but_never_everything() -> None:
