@@ -25,11 +25,13 @@ def recall_results(tmp_path: Path) -> list[str]:
     return [e["content"] for e in events if e.get("type") == "tool" and e.get("name") == "memory_recall"]
 
 
-def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp_path: Path) -> None:
-    async def search(host: HostProcess, query: str) -> list[str]:
-        result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
-        return [hit["record"]["text"] for hit in result["hits"]]
+async def search(host: HostProcess, query: str) -> list[str]:
+    """The texts `memory.search` finds for `query` in ann's memory, best first."""
+    result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
+    return [hit["record"]["text"] for hit in result["hits"]]
 
+
+def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp_path: Path) -> None:
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
@@ -62,10 +64,6 @@ DIALOGUE = [
 
 
 def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no_context(tmp_path: Path) -> None:
-    async def search(host: HostProcess, query: str) -> list[str]:
-        result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
-        return [hit["record"]["text"] for hit in result["hits"]]
-
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
