@@ -6,15 +6,18 @@ embeddings, and asks every question with evidence through `MemoryStore.search` (
 and `memory.search` use). It prints recall@5 / @10 for categories 1-4, 1-5 and each category, beside a fair
 plain FTS5 floor (porter, stopwords dropped, OR of quoted terms, bm25) and the weak floor this bench used to
 print (default tokenizer, every word), for the whole set and for the held-out half; then each feature
-switched off in turn (ablations); then the weights tuned on the other half, reported on the held-out half.
+switched off in turn (ablations, one of them a second memory whose entries are embedded alone); then the
+weights tuned on the other half, reported on the held-out half.
 
 Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns retold): `memory_recall`'s path
-(the query embedded, words, meaning, time, fusion), the ranking alone once the query is embedded (and the
-same with meaning read without its log context), the path without embeddings, and the fair plain FTS5
+(the query embedded, words, meaning, time, speakers, fusion), the ranking alone once the query is
+embedded, the path without embeddings, and the fair plain FTS5
 floor, in the same run: medians and p95 over every question, the median of --runs runs, and ratios.
 
-Passage vectors are cached by text under --cache (they are derived data; a first run computes them, about
-35 ms a turn). The data stays in ../shared/bench/ (read from there, never copied).
+Passage vectors are cached by text under --cache (they are derived data; a first run computes them on one
+core, about 125 ms a turn read after the one before it and 60 ms alone, so it takes about half an hour;
+later runs take about 3 minutes for Part 1 and 5 for Part 2). The data stays in ../shared/bench/ (read from
+there, never copied).
 
 Run: python scripts/bench_recall.py [--runs 3] [--skip-latency] [--cache DIR]
 """
