@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -150,6 +151,56 @@ def test_an_erase_while_its_vector_is_computed_leaves_no_vector(
         asyncio.run(main())
         assert vector_seqs(agent_dir) == {3}, "the erased fact's vector, computed too late, is not written"
         assert vector not in index_file(agent_dir).read_bytes()
+        assert found(store, WEEKEND)[0] == CELLO
+    finally:
+        store.close()
+        use_embedder(None)
+
+
+class SteppedEngine(GatedEngine):
+    """The real engine, each batch announced on `started` and held until the test grants it a step."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.started: queue.Queue[list[str]] = queue.Queue()
+        self.steps = threading.Semaphore(0)
+
+    def passages(self, texts: list[str]) -> Vectors:
+        self.started.put(list(texts))
+        assert self.steps.acquire(timeout=30)
+        return self._inner.passages(texts)
+
+
+def test_an_entry_read_after_a_fact_erased_meanwhile_is_not_written_in_that_context(
+    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    stepped = SteppedEngine(engine)
+    use_embedder(stepped)
+    store = MemoryStore(agent_dir, clock=clock)
+    day = "2024-03-01T10:00:00"
+
+    def rows() -> list[tuple[int, int | None]]:
+        with sqlite3.connect(index_file(agent_dir)) as db:
+            return db.execute("SELECT seq, after FROM vectors ORDER BY seq").fetchall()
+
+    async def main() -> None:
+        home = await store.note(HOME, evidence=USER, tier="log", valid_from=day)
+        assert home.fact is not None and stepped.started.get(timeout=30) == [HOME]
+        cello = await store.note(CELLO, evidence=USER, tier="log", valid_from=day)
+        assert cello.fact is not None
+        stepped.steps.release()
+        assert stepped.started.get(timeout=30) == [f"{HOME}\n{CELLO}"], "read after HOME"
+        await store.erase(home.fact.id)
+        stepped.steps.release()  # the vector read after HOME is computed, too late
+        assert stepped.started.get(timeout=30) == [CELLO], "queued again, alone"
+        await asyncio.sleep(0.2)  # the late vector reaches the loop and is turned away
+        assert rows() == [], "neither HOME's vector nor one read after it"
+        stepped.steps.release()
+        assert store.wait_embedded(60)
+        assert rows() == [(cello.fact.seq, None)]
+
+    try:
+        asyncio.run(main())
         assert found(store, WEEKEND)[0] == CELLO
     finally:
         store.close()
