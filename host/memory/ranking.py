@@ -3,11 +3,10 @@
 Each signal ranks the facts the caller may see on its own (confirmed, of the asked statuses, valid at the
 instant, not excluded), and reciprocal rank fusion (Cormack et al., 2009) sums weight / (RRF_K + rank) over
 the lists, so no signal's score scale is calibrated against another's. A question that names someone whose
-words the log holds ("Caroline: ...") also votes for what they said, and its meaning is read without their
-names (`speakers.py`). Only standing facts have vectors, so
-a retracted or erased fact is never found by meaning, nor lends its meaning to a neighbour's context. A query
-without content words finds nothing; without an embedder (or with a weight of 0) the full-text list alone
-decides, as before fusion.
+words the log holds ("Caroline: ...") lifts what they said, and its meaning is read without their names
+(`speakers.py`). Only standing facts have vectors, so a retracted or erased fact is never found by meaning,
+nor lends its meaning to a neighbour's vector. A query without content words finds nothing; without an
+embedder (or with a weight of 0) the full-text list alone decides, as before fusion.
 """
 
 from __future__ import annotations
@@ -55,7 +54,7 @@ class Ranking:
     speaker_boost: float = 0.5
     """A log entry spoken by someone the question names has its fused score raised by this share; 0: off."""
     names_out_of_meaning: bool = True
-    """Embed the question without the names of the speakers it names (their entries come from the vote)."""
+    """Embed the question without the names of the speakers it names (the boost brings their entries)."""
     dense_floor: float = 0.8
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
