@@ -6,8 +6,8 @@ embeddings, and asks every question with evidence through `MemoryStore.search` (
 and `memory.search` use). It prints recall@5 / @10 for categories 1-4, 1-5 and each category, beside a fair
 plain FTS5 floor (porter, stopwords dropped, OR of quoted terms, bm25) and the weak floor this bench used to
 print (default tokenizer, every word), for the whole set and for the held-out half; then each feature
-switched off in turn (ablations, one of them a second memory whose entries are embedded alone); then the
-weights tuned on the other half, reported on the held-out half.
+switched off in turn (ablations; two of them are other memories: entries embedded alone, and no embedder);
+then the weights tuned on the other half, reported on the held-out half.
 
 Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns retold): `memory_recall`'s path
 (the query embedded, words, meaning, time, speakers, fusion), the ranking alone once the query is
@@ -37,7 +37,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from itertools import product
 from pathlib import Path
@@ -47,7 +47,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the host runs (host/__i
 import numpy as np
 
 from host.memory import Evidence, MemoryStore, NoteItem
-from host.memory.embedder import Embedder, Vectors, load_embedder, use_embedder
+from host.memory.embedder import Embedder, Vectors, default_embedder, load_embedder, use_embedder
 from host.memory.query import FTS_TOKENIZER, match_expression, query_terms
 from host.memory.ranking import DEFAULT_RANKING, Ranking, combine
 
@@ -59,8 +59,9 @@ USER = Evidence("user")
 TUNE, HELD_OUT = (0, 2, 4, 6, 8), (1, 3, 5, 7, 9)
 """Conversations (by position) the weights may be tuned on, and those they are reported on."""
 FEATURES = ("context", "dense", "time", "speaker", "names-out")
-FLAT = "- meaning context"
-"""The ablation whose log entries are embedded alone (a second memory per conversation, not a ranking)."""
+FLAT, OFF = "- meaning context", "- embeddings"
+"""Ablations that are other memories, not rankings: log entries embedded alone, and no embedder at all
+(what `HEARTH_EMBEDDINGS=off`, or a machine without the engine, gets)."""
 GRID = {
     "dense_weight": (0.5, 1.0, 1.5),
     "time_weight": (0.5, 1.0, 1.5),
@@ -134,13 +135,20 @@ def _turns(sample: dict[str, object]) -> list[tuple[str, str, str]]:
 
 
 @contextmanager
-def _memory(items: list[NoteItem], *, context: bool = True) -> Iterator[tuple[MemoryStore, list[str | None]]]:
+def _memory(
+    items: list[NoteItem], *, context: bool = True, embeddings: bool = True
+) -> Iterator[tuple[MemoryStore, list[str | None]]]:
     """A fresh agent memory holding `items`, its vectors all written; yields the store and each item's id.
-    `context` False embeds each log entry alone (the meaning-context ablation)."""
+    `context` False embeds each log entry alone, `embeddings` False opens it without an embedder."""
     with tempfile.TemporaryDirectory() as tmp:
         agent_dir = Path(tmp) / "agents" / "bench"
         agent_dir.mkdir(parents=True)
-        store = MemoryStore(agent_dir, meaning_context=context)
+        embedder = default_embedder()
+        use_embedder(embedder if embeddings else None)
+        try:
+            store = MemoryStore(agent_dir, meaning_context=context)
+        finally:
+            use_embedder(embedder)
         try:
             outcomes = asyncio.run(store.note_many(items, evidence=USER))
             if not store.wait_embedded(3600):
@@ -188,7 +196,7 @@ def bench_locomo() -> None:
     samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
     variants: dict[str, Ranking] = {"memory_recall": DEFAULT_RANKING}
     variants |= {f"- {feature}": DEFAULT_RANKING.without(feature) for feature in FEATURES}
-    columns = [*variants, FLAT, "fair FTS5 floor", "weak floor"]
+    columns = [*variants, FLAT, OFF, "fair FTS5 floor", "weak floor"]
     whole: dict[str, Scores] = {c: defaultdict(list) for c in columns}
     held: dict[str, Scores] = {c: defaultdict(list) for c in columns}
     tuning: dict[tuple[float, ...], Scores] = defaultdict(lambda: defaultdict(list))
@@ -199,9 +207,12 @@ def bench_locomo() -> None:
         floors = {
             name: FloorFts([text for _, text, _ in turns], fair=name == "fair FTS5 floor") for name in columns[-2:]
         }
-        with _memory(items) as (store, ids), _memory(items, context=False) as (flat, flat_ids):
+        with ExitStack() as memories:
+            store, ids = memories.enter_context(_memory(items))
+            others = {FLAT: memories.enter_context(_memory(items, context=False))}
+            others[OFF] = memories.enter_context(_memory(items, embeddings=False))
             record_of = {dia: rid for (dia, _, _), rid in zip(turns, ids, strict=True) if rid}
-            flat_of = dict(zip(ids, flat_ids, strict=True))
+            other_of = {name: dict(zip(ids, other_ids, strict=True)) for name, (_, other_ids) in others.items()}
             row_of = {dia: n for n, (dia, _, _) in enumerate(turns)}
             for qa in sample["qa"]:
                 evidence = [dia for dia in _evidence_ids(qa.get("evidence", [])) if dia in record_of]
@@ -212,13 +223,14 @@ def bench_locomo() -> None:
                 found: dict[str, list[object]] = {}
                 for name, ranking in variants.items():
                     found[name] = [hit.fact.id for hit in store.search(question, limit=10, ranking=ranking)]
-                found[FLAT] = [hit.fact.id for hit in flat.search(question, limit=10)]
+                for name, (other, _) in others.items():
+                    found[name] = [hit.fact.id for hit in other.search(question, limit=10)]
                 for name, floor in floors.items():
                     found[name] = list(floor.search(question, 10))
                 for name in columns:
                     target = [row_of[dia] for dia in evidence] if name in floors else wanted
-                    if name == FLAT:
-                        target = [flat_of[rid] for rid in wanted]
+                    if name in others:
+                        target = [other_of[name][rid] for rid in wanted]
                     _add(whole[name], category, target, found[name])
                     if position in HELD_OUT:
                         _add(held[name], category, target, found[name])
@@ -242,7 +254,7 @@ def bench_locomo() -> None:
     print(f"{'paper (best)':13}{PAPER[0]:>8.1f} / {PAPER[1]:4.1f}  (the LoCoMo paper's best dialogue-turn retriever)")
     print("\nablations: each feature switched off in turn (categories 1-4; multi-hop and temporal held out)")
     print(f"{'':18}{'whole 1-4':>16}{'held-out 1-4':>16}{'held multi-hop':>16}{'held temporal':>16}")
-    for name in [*variants, FLAT]:
+    for name in [*variants, FLAT, OFF]:
         cells = [_cell(whole[name], "1-4"), _cell(held[name], "1-4"), _cell(held[name], "multi-hop")]
         cells.append(_cell(held[name], "temporal"))
         print(f"{name:18}" + "".join(f"{cell:>16}" for cell in cells))
