@@ -243,8 +243,10 @@ def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, 
     fused = fuse([(weight, [fact.seq for fact in found]) for weight, found in lists], ranking.rrf_k)
     if signals.speakers and ranking.speaker_boost > 0:
         lift = 1.0 + ranking.speaker_boost
-        lifted = [(seq, score * lift if _spoken_by(facts[seq], signals.speakers) else score) for seq, score in fused]
-        fused = sorted(lifted, key=lambda item: (-item[1], -item[0]))
+        fused = [(seq, score * lift if _spoken_by(facts[seq], signals.speakers) else score) for seq, score in fused]
+    # A tie goes to the fact whose own words match best (a neighbour's context can tie with it), then the newest.
+    by_words = {fact.seq: rank for rank, fact in enumerate(signals.words)}
+    fused.sort(key=lambda item: (-item[1], by_words.get(item[0], len(by_words)), -item[0]))
     hits: list[tuple[Fact, float]] = []
     seen: set[str] = set()
     for seq, score in fused:

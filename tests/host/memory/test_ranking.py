@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder
-from host.memory.ranking import DEFAULT_RANKING, fuse
+from host.memory.ranking import DEFAULT_RANKING, Signals, combine, fuse
 
 USER = Evidence("user")
 MAY = NoteItem("Caroline went to the support group; the support group was big", tier="log", valid_from="2023-05-08")
@@ -65,3 +66,15 @@ def test_a_query_without_content_words_finds_nothing_even_by_meaning(semantic: E
     asyncio.run(main())
     assert store.search("is it the one?") == []
     assert [h.fact.text for h in store.search("favourite drink")] == ["User likes tea"]
+
+
+def test_a_tie_goes_to_the_better_word_match_then_the_newest(store: MemoryStore) -> None:
+    items = [NoteItem("the ferry leaves at nine"), NoteItem("the bus leaves at ten")]
+    asyncio.run(store.note_many(items, evidence=USER))
+    older, newer = sorted((hit.fact for hit in store.search("leaves")), key=lambda fact: fact.seq)
+    tied = Signals(words=[older, newer], meaning=[newer, older], timed=[])
+    assert [fact for fact, _ in combine(tied, DEFAULT_RANKING, 2)] == [older, newer], "equal votes, better words"
+    swapped = Signals(words=[newer, older], meaning=[older, newer], timed=[])
+    assert [fact for fact, _ in combine(swapped, DEFAULT_RANKING, 2)] == [newer, older]
+    no_words = Signals(words=[], meaning=[older], timed=[newer])
+    assert [fact for fact, _ in combine(no_words, replace(DEFAULT_RANKING, time_weight=1.0), 2)] == [newer, older]
