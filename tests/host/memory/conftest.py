@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from host.memory import MemoryEvent, MemoryStore
-from host.memory.embedder import Embedder, load_embedder, use_embedder
+from host.memory.embedder import Embedder, load_embedder
+from tests.support.embedders import embedder_in_use
 
 
 class FakeClock:
@@ -59,6 +60,5 @@ def engine() -> Embedder:
 @pytest.fixture
 def semantic(engine: Embedder) -> Iterator[Embedder]:
     """Semantic recall on for the stores this test opens (it is off by default in the tests)."""
-    use_embedder(engine)
-    yield engine
-    use_embedder(None)
+    with embedder_in_use(engine):
+        yield engine

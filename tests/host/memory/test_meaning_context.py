@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from host.memory import Evidence, MemoryStore, NoteItem
-from host.memory.embedder import Vectors, use_embedder
+from host.memory.embedder import Vectors
+from tests.support.embedders import embedder_in_use
 
 USER = Evidence("user")
 QUERY = "zebra quartz"
@@ -59,12 +60,8 @@ class HandVectors:
 
 @pytest.fixture
 def hand() -> Iterator[HandVectors]:
-    embedder = HandVectors()
-    use_embedder(embedder)
-    try:
+    with embedder_in_use(HandVectors()) as embedder:
         yield embedder
-    finally:
-        use_embedder(None)
 
 
 def meaning(store: MemoryStore) -> list[str]:

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from host.memory import Evidence, MemoryStore, NoteItem
-from host.memory.embedder import Vectors, use_embedder
+from host.memory.embedder import Vectors
 from host.memory.ranking import DEFAULT_RANKING
 from host.memory.speakers import MAX_CANDIDATES, name_candidates, speaker_of, without_names
+from tests.support.embedders import embedder_in_use
 
 USER = Evidence("user")
 DAY = "2023-05-08T12:00:00"
@@ -102,12 +103,8 @@ class RecordingQueries:
 
 @pytest.fixture
 def recording() -> Iterator[RecordingQueries]:
-    embedder = RecordingQueries()
-    use_embedder(embedder)
-    try:
+    with embedder_in_use(RecordingQueries()) as embedder:
         yield embedder
-    finally:
-        use_embedder(None)
 
 
 def test_the_meaning_query_is_embedded_without_the_speakers_it_names(
