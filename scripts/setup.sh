@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up Hearth in ./.venv: the package, its test tools, and the embedded local model.
 # A second run on a set-up checkout does nothing and says so; a change to pyproject.toml is noticed
-# (its hash is kept in .venv) and installs again. Progress is a line per slow step; pip's own output
-# goes to .venv/setup.log, which a failed step names.
+# (its hash is kept in .venv) and installs again. Progress is a line per slow step, and during the long
+# install a line at least every 15 s ($HEARTH_SETUP_PROGRESS) with the time so far and what pip is doing;
+# pip's own output goes to .venv/setup.log, which a failed step names. A .venv that an interrupted set-up
+# left without a working pip is made again.
 # HEARTH_LOCAL_MODEL=0 skips the embedded model (no llama.cpp build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,8 @@ LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -D
 -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF"
 STAMP=.venv/.hearth-setup
 want="$({ cat pyproject.toml; echo "$EXTRAS $LLAMA_CMAKE_ARGS"; "$PYTHON" -V 2>&1; } | sha256sum | cut -d' ' -f1)"
+
+EVERY="${HEARTH_SETUP_PROGRESS:-15}"
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() {
@@ -58,6 +62,44 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# What pip is doing now, from its log: the compiler's progress while llama.cpp builds, else its last step.
+pip_step() {
+  local line
+  line=$(grep -aE '^\[ *[0-9]+%\]|^ *(Collecting|Downloading|Building wheel|Building editable|Installing|Successfully|Running command|Preparing|Obtaining) ' \
+    "$LOG" 2>/dev/null | tail -n 1 || true)
+  line="${line#"${line%%[![:space:]]*}"}"
+  printf '%s' "${line:0:100}"
+}
+
+# Run "$@" with its output in the log, saying every $EVERY s how long it has run and what pip is doing.
+with_progress() {
+  local begun=$SECONDS next=$EVERY step
+  "$@" >>"$LOG" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if [ $((SECONDS - begun)) -ge "$next" ] && kill -0 "$pid" 2>/dev/null; then
+      step=$(pip_step)
+      say "  ... $((SECONDS - started)) s so far${step:+: $step}"
+      next=$((next + EVERY))
+    fi
+  done
+  wait "$pid"
+}
+
+# A .venv is usable when its python runs pip; an interrupted `python -m venv` leaves one without it.
+venv_works() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
+
+if [ -e .venv ] && ! venv_works; then
+  if [ -f .venv/pyvenv.cfg ] || [ -z "$(ls -A .venv 2>/dev/null)" ]; then
+    say ".venv is incomplete (an interrupted set-up?): making it again"
+    rm -rf .venv
+  else
+    echo "setup: .venv exists but is not a virtualenv; move it away, then run: bash scripts/setup.sh" >&2
+    exit 1
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   say "creating the virtualenv in .venv"
   "$PYTHON" -m venv .venv || { echo "setup: $PYTHON -m venv failed; Python 3.11+ with venv is needed" >&2; exit 1; }
@@ -68,7 +110,8 @@ say "installing Hearth and its dependencies"
 if [ "$LOCAL" = "1" ] && ! .venv/bin/python -m pip show llama-cpp-python >/dev/null 2>&1; then
   say "building the embedded model's runtime (llama.cpp, once; pip keeps the wheel for other checkouts)"
 fi
+# -v lets the compiler's progress reach the log, so the progress lines can say how far the build is.
 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-  .venv/bin/python -m pip install -e ".[$EXTRAS]" >>"$LOG" 2>&1 || fail "installing Hearth"
+  with_progress .venv/bin/python -m pip install -v -e ".[$EXTRAS]" || fail "installing Hearth"
 echo "$want" > "$STAMP"
 say "done in $((SECONDS - started)) s"

@@ -1,0 +1,64 @@
+"""`scripts/setup.sh` as a new user meets it: a `.venv` that an interrupted set-up left is made again, and
+the long install says what it is doing while it runs (issue 25.3)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _checkout(tmp_path: Path) -> Path:
+    """The tracked files of this checkout, copied as a fresh clone would have them."""
+    names = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    )
+    target = tmp_path / "hearth"
+    for name in filter(None, names):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(source.read_bytes())
+    return target
+
+
+def _setup(checkout: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HEARTH_LOCAL_MODEL": "0", "HEARTH_SETUP_PROGRESS": "1", "PYTHON": sys.executable}
+    return subprocess.run(
+        ["bash", "scripts/setup.sh"], cwd=checkout, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+@pytest.mark.timeout(900)
+def test_a_venv_left_without_pip_is_made_again_and_the_install_shows_progress(tmp_path: Path) -> None:
+    checkout = _checkout(tmp_path)
+    # What `python -m venv` leaves when it is stopped before ensurepip has run.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True)
+    assert subprocess.run([str(checkout / ".venv/bin/python"), "-m", "pip", "--version"]).returncode != 0
+
+    done = _setup(checkout)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "setup: .venv is incomplete (an interrupted set-up?): making it again" in done.stdout
+    progress = [line for line in done.stdout.splitlines() if " s so far" in line]
+    assert progress, done.stdout
+    assert any(": " in line.split("so far", 1)[1] for line in progress), progress  # what pip was doing
+    assert subprocess.run([str(checkout / ".venv/bin/hearth"), "--help"], capture_output=True).returncode == 0
+
+
+def test_a_venv_folder_that_is_no_virtualenv_is_left_alone(tmp_path: Path) -> None:
+    checkout = _checkout(tmp_path)
+    keep = checkout / ".venv" / "notes.txt"
+    keep.parent.mkdir()
+    keep.write_text("mine\n", encoding="utf-8")
+
+    done = _setup(checkout)
+
+    assert done.returncode == 1
+    assert ".venv exists but is not a virtualenv" in done.stderr
+    assert keep.read_text(encoding="utf-8") == "mine\n"
