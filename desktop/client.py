@@ -24,7 +24,7 @@ from protocol.dispatch import Router
 from protocol.endpoint import EndpointError, check_socket, read_endpoint
 from protocol.errors import NOT_AUTHORIZED, ConnectionClosedError, JsonRpcError
 from protocol.framing import READ_LIMIT
-from protocol.models.host import PROTOCOL_VERSION, InitializeResult
+from protocol.models.handshake import PROTOCOL_VERSION, InitializeResult
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport, stream_transport
 

@@ -9,6 +9,13 @@ from pydantic import Field
 from protocol.ids import Decision
 from protocol.models.agents import AgentInfo, AgentStatus
 from protocol.models.base import Params, WireModel
+from protocol.models.handshake import (
+    PROTOCOL_VERSION,
+    ClientInfo,
+    InitializeParams,
+    InitializeResult,
+    ServerInfo,
+)
 from protocol.models.kernel import ShellAvailability
 from protocol.models.transcript import AssistantEvent, EndReason, StopReason, UsageInfo, UserEvent, WakeEvent
 
@@ -36,33 +43,6 @@ __all__ = [
     "DecideToolParams",
     "DecideToolResult",
 ]
-
-PROTOCOL_VERSION = "2026-11-01"
-
-
-class ClientInfo(WireModel):
-    name: str
-    version: str = ""
-
-
-class ServerInfo(WireModel):
-    name: str
-    version: str
-
-
-class InitializeParams(Params):
-    """`token` is required on the host's Unix socket (it is in `<data>/host.endpoint`); stdio needs none."""
-
-    client: ClientInfo
-    protocol_version: str
-    token: str | None = None
-
-
-class InitializeResult(WireModel):
-    server: ServerInfo
-    protocol_version: str
-    capabilities: dict[str, bool]
-
 
 KernelState = Literal["starting", "up", "down", "stopped"]
 
