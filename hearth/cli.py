@@ -358,5 +358,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     # watchfiles reports every batch of file changes at INFO.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Whoever read our output has gone (`hearth agents --json | head`): stop quietly, as `cat` does,
+        # with stdout pointed at /dev/null so the interpreter's own flush at exit raises nothing either.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return code

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,33 @@ def test_chat_finds_an_agent_by_its_name_in_any_case_instead_of_making_another(t
         assert done.returncode == 0, done.stderr
     agents = _json("agents", "--data-dir", data)
     assert sorted(a["agentId"] for a in agents["agents"]) == ["assistant", "my-helper"]
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`hearth agents --json | head` (issue 25.9): the pipe's reader is gone before the command writes."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            for n in range(3):
+                await host.call("agent.create", {"name": f"Agent {n}"})
+            done = await asyncio.to_thread(_with_closed_stdout, "--data-dir", str(tmp_path), "agents", "--json")
+            assert done.returncode == 1
+            assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+    asyncio.run(main())
+
+
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read what the command prints
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "hearth", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
