@@ -1,6 +1,7 @@
 """`hearth chat AGENT`: a line-based terminal client of the running host (started if none runs).
 
-It speaks only the wire: initialize, find the agent by id or name (any case) or create it, then one
+It speaks only the wire: initialize, find the agent by id or name (any case) or create it (a person at a
+terminal is asked first, with the names it may have meant; piped input is told), then one
 `agent.send` per input line, printing the streamed reply as it arrives. Ctrl-C during a reply cancels it
 (the text so far stays shown and is kept in the transcript); Ctrl-C or Ctrl-D at the prompt leaves.
 Piped input exits 1 when one of its runs failed. The host's log is in `<data>/logs/host.log`.
@@ -9,6 +10,7 @@ Piped input exits 1 when one of its runs failed. The host's log is in `<data>/lo
 from __future__ import annotations
 
 import asyncio
+import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -18,12 +20,12 @@ from desktop.chat_input import INTERRUPT, ChatEvents, Control
 from desktop.client import connect_host
 from desktop.describe import LOCAL_MODEL_NOTE, describe_model
 from desktop.memory_slash import MEMORY_COMMANDS_HELP, run_memory_command
-from desktop.names import find_agent
+from desktop.names import match_agent
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.errors import JsonRpcError
 from protocol.ids import AGENT_ID_PATTERN
-from protocol.models.agents import AgentInfo, AgentSendResult
+from protocol.models.agents import AgentInfo, AgentListResult, AgentSendResult
 from protocol.models.host import AgentDeltaEvent, AgentEndedEvent, AgentToolEvent, KernelDownEvent
 from protocol.models.warmup import ModelStatusEvent
 from protocol.peer import JsonRpcPeer
@@ -115,10 +117,37 @@ class _Printer:
         sys.stderr.write(f"[the kernel stopped: {event.reason}; restarting]\n")
 
 
-async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions) -> AgentInfo:
+def _did_you_mean(ref: str, agents: list[AgentInfo]) -> str:
+    names = {a.name for a in agents} | {a.agent_id for a in agents}
+    close = difflib.get_close_matches(ref, sorted(names), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(name) for name in close)}?)" if close else ""
+
+
+async def _may_create(ref: str, agents: list[AgentInfo], interactive: bool) -> bool:
+    """Whether to make a new agent called `ref`: a person at a terminal is asked; piped input is told."""
+    hint = _did_you_mean(ref, agents)
+    if not interactive:
+        print(
+            f"hearth: no agent was called {ref!r}{hint}, so a new one was made; "
+            "if that was a typo, delete it in the shell (`hearth`, F8)",
+            file=sys.stderr,
+        )
+        return True
+    sys.stdout.write(f"No agent is called {ref!r}{hint}. Make a new agent called {ref!r}? [y/N] ")
+    sys.stdout.flush()
+    answer = await asyncio.to_thread(sys.stdin.readline)
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions, interactive: bool) -> AgentInfo | None:
+    """The agent `options.agent` names, made when there is none and the person agrees; None when not."""
     patch = _model_patch(options)
-    agent = await find_agent(peer, options.agent)
+    listing = await peer.request("agent.list", {}, AgentListResult)
+    agent = match_agent(listing.agents, options.agent)
     if agent is None:
+        if not await _may_create(options.agent, listing.agents, interactive):
+            print("hearth: nothing was made (`hearth agents` lists the agents)", file=sys.stderr)
+            return None
         params: dict[str, Any] = {"name": options.agent}
         if re.match(AGENT_ID_PATTERN, options.agent):
             params["agentId"] = options.agent
@@ -140,7 +169,9 @@ async def _chat(options: ChatOptions) -> int:
         async with connect_host(
             resolve_data_dir(options.data_dir), router, client="hearth-chat", verbose=options.verbose
         ) as peer:
-            agent = await _ensure_agent(peer, options)
+            agent = await _ensure_agent(peer, options, interactive)
+            if agent is None:
+                return 1
             printer.agent_id = agent.agent_id
             if interactive:
                 print(f"Chatting with {agent.name} ({_describe_model(agent)}). {MEMORY_COMMANDS_HELP}.")

@@ -3,7 +3,8 @@
 An agent lives in the store (its directory), in the run manager (its status), in the kernel (its
 persistent shell) and in the memory hub (its open ledger). Deleting one stops its run, closes its kernel
 session and its memory, then moves its directory to the trash. Every change is announced as
-`agent.updated`.
+`agent.updated`. A name belongs to one agent (compared as a person reads it: trimmed, any case), so a
+name always reaches the agent it was given to.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from host.errors import NotFoundError
+from host.errors import ConflictError, NotFoundError
 from host.memory import MemoryHub
 from host.runs.mcp_board import McpBoard
 from host.runs.scheduler import Notify, RunManager
@@ -69,6 +70,7 @@ class AgentService:
         self.after_delete: list[Callable[[str], Awaitable[None]]] = []
         self._mcp = mcp or McpBoard(notify)
         self._check = check
+        self._naming = asyncio.Lock()
 
     def info(self, agent: Agent | BrokenAgent) -> AgentInfo:
         """The wire view of an agent; a broken one carries its `error` and what of it could be read."""
@@ -98,11 +100,27 @@ class AgentService:
         except NotFoundError:
             return None
 
+    def _check_name(self, name: str, agent_id: str | None = None) -> None:
+        """Refuse a name another agent already has.
+
+        Raises:
+            ConflictError: with the other agent's id, so the person can tell them apart.
+        """
+        wanted = name.strip().casefold()
+        for entry in self.store.scan():
+            if entry.agent_id != agent_id and entry.name.strip().casefold() == wanted:
+                raise ConflictError(
+                    f"an agent is already called {entry.name!r} (id {entry.agent_id}); give this one another name",
+                    data={"agentId": entry.agent_id},
+                )
+
     async def create(self, name: str, agent_id: str | None, patch: AgentSettingsPatch | None) -> AgentInfo:
         settings = apply_settings_patch(AgentSettings(), patch)
         self._check(settings)
-        # The files are written and fsynced in a worker thread: one agent's disk work never stalls the loop.
-        agent = await asyncio.to_thread(self.store.create, name, agent_id, settings)
+        async with self._naming:  # two creates of one name at once: the second sees the first
+            self._check_name(name)
+            # The files are written and fsynced in a worker thread: one agent's disk work never stalls the loop.
+            agent = await asyncio.to_thread(self.store.create, name, agent_id, settings)
         self._on_settings(agent)
         await self.changed(agent.agent_id)
         return self.info(agent)
@@ -118,7 +136,10 @@ class AgentService:
         """Change an agent; when its MCP servers changed, the running ones are stopped (the next turn starts them)."""
         before = self.store.get(agent_id)
         self._check(apply_settings_patch(before.settings, patch))
-        agent = await asyncio.to_thread(self.store.update, agent_id, name, patch)
+        async with self._naming:
+            if name is not None:
+                self._check_name(name, agent_id)
+            agent = await asyncio.to_thread(self.store.update, agent_id, name, patch)
         if patch is not None:
             self._on_settings(agent)
         if agent.settings.mcp_servers != before.settings.mcp_servers:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.support.background_host import wait_until_stopped
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+from tests.support.tmux import Terminal
 
 
 def _chat(data_dir: Path, agent: str, stdin: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -44,6 +46,39 @@ def test_chat_creates_a_missing_agent_and_shows_model_errors_plainly(tmp_path: P
     assert done.returncode == 1, "piped input whose run failed exits non-zero (issue 10)"
     assert "[error: scripted model: no rule matches the latest user message: 'hello']" in done.stdout
     assert (tmp_path / "agents/newbie/profile.json").is_file()
+    # Piped input cannot be asked, so it is told (issue 25.9).
+    assert "no agent was called 'newbie', so a new one was made" in done.stderr
+
+
+def test_a_mistyped_name_at_a_terminal_asks_before_making_an_agent(tmp_path: Path) -> None:
+    """Issue 25.9: `hearth chat reseacher` silently made a second agent."""
+
+    async def prepare() -> None:
+        async with HostProcess(tmp_path / "data") as host:
+            await host.call(
+                "agent.create", {"name": "researcher", "settings": scripted_model({"match": ".*", "reply": "hi"})}
+            )
+
+    asyncio.run(prepare())
+    chat = shlex.join([sys.executable, "-m", "hearth", "--data-dir", str(tmp_path / "data"), "chat"])
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    with Terminal(
+        tmp_path / "first", f"cd {shlex.quote(str(REPO_ROOT))} && {chat} reseacher; echo exit=$?; sleep 60"
+    ) as term:
+        term.wait_for(lambda screen: "[y/N]" in screen)
+        assert "No agent is called 'reseacher' (did you mean 'researcher'?)" in term.screen()
+        term.send("n", "Enter")
+        shown = term.wait_for(lambda screen: "exit=" in screen)
+        assert "nothing was made" in shown and "exit=1" in shown
+    assert sorted(p.name for p in (tmp_path / "data/agents").iterdir()) == ["researcher"]
+    with Terminal(tmp_path / "second", f"cd {shlex.quote(str(REPO_ROOT))} && {chat} reseacher") as term:
+        term.wait_for(lambda screen: "[y/N]" in screen)
+        term.send("y", "Enter")
+        term.wait_for(lambda screen: "you> " in screen)
+        term.send("C-d")
+    assert (tmp_path / "data/agents/reseacher/profile.json").is_file()
+    wait_until_stopped(tmp_path / "data")
 
 
 def test_chat_asks_the_person_before_a_tool_runs_and_obeys_the_answer(tmp_path: Path) -> None:

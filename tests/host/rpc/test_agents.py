@@ -48,6 +48,34 @@ def test_a_taken_id_is_a_conflict_and_a_bad_id_is_invalid_params(tmp_path: Path)
     assert sorted(p.name for p in (tmp_path / "agents").iterdir()) == ["ann"]
 
 
+def test_a_name_belongs_to_one_agent_whatever_its_case(tmp_path: Path) -> None:
+    """Issue 25.9: two agents could share a name, and then the name reached neither."""
+
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "Researcher"})
+            await host.call("agent.create", {"name": "Writer"})
+            for call in (
+                ("agent.create", {"name": " researcher "}),
+                ("agent.create", {"name": "RESEARCHER", "agentId": "other"}),
+                ("agent.update", {"agentId": "writer", "name": "researcher"}),
+            ):
+                with pytest.raises(JsonRpcError) as taken:
+                    await host.call(*call)
+                assert taken.value.code == CONFLICT
+                assert taken.value.data == {"agentId": "researcher"}
+            # An agent may change the case of its own name.
+            renamed = await host.call("agent.update", {"agentId": "researcher", "name": "RESEARCHER"})
+            assert renamed["name"] == "RESEARCHER"
+            listed = await host.call("agent.list")
+            assert [(a["agentId"], a["name"]) for a in listed["agents"]] == [
+                ("researcher", "RESEARCHER"),
+                ("writer", "Writer"),
+            ]
+
+    asyncio.run(main())
+
+
 def test_deleting_an_agent_moves_it_to_the_trash_and_leaves_the_other(tmp_path: Path) -> None:
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
