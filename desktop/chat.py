@@ -18,7 +18,7 @@ from typing import Any
 
 from desktop.chat_input import INTERRUPT, ChatEvents, Control
 from desktop.client import connect_host
-from desktop.describe import LOCAL_MODEL_NOTE, describe_model
+from desktop.describe import LOCAL_MODEL_NOTE, describe_model, describe_request
 from desktop.memory_slash import MEMORY_COMMANDS_HELP, run_memory_command
 from desktop.names import match_agent
 from protocol.datadir import resolve_data_dir
@@ -26,7 +26,13 @@ from protocol.dispatch import Router
 from protocol.errors import JsonRpcError
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.agents import AgentInfo, AgentListResult, AgentSendResult
-from protocol.models.host import AgentDeltaEvent, AgentEndedEvent, AgentToolEvent, KernelDownEvent
+from protocol.models.host import (
+    AgentDeltaEvent,
+    AgentEndedEvent,
+    AgentStartedEvent,
+    AgentToolEvent,
+    KernelDownEvent,
+)
 from protocol.models.warmup import ModelStatusEvent
 from protocol.peer import JsonRpcPeer
 
@@ -64,23 +70,63 @@ class _Printer:
     """Shows one run's stream on stdout; hands the input loop each approval question, then the run's end.
 
     Notification handlers only record: the input loop asks the person and answers, because an answer
-    (`agent.decideTool`) is a request whose reply comes through the same reader.
+    (`agent.decideTool`) is a request whose reply comes through the same reader. Only the run this chat
+    started is shown and followed; a question from any run of the agent is asked, since it waits for
+    whoever can answer. At a terminal a status line says what the chat waits for (its place in the queue,
+    the model's first words) until the reply begins.
     """
 
-    def __init__(self, agent_id: str, events: ChatEvents) -> None:
+    def __init__(self, agent_id: str, events: ChatEvents, *, interactive: bool) -> None:
         self.agent_id = agent_id
         self.events = events
         self.failed = False
+        self.run_id: str | None = None  # the run this chat follows
+        self.prompt = ""  # what the input line shows while the person types ("" while a reply streams)
+        self._interactive = interactive
+        self._status = ""  # the status line now shown (at a terminal only)
+        self._model_error: str | None = None
 
     def register(self, router: Router) -> None:
+        router.add("agent.started", AgentStartedEvent, self.on_started)
         router.add("agent.delta", AgentDeltaEvent, self.on_delta)
         router.add("agent.tool", AgentToolEvent, self.on_tool)
         router.add("agent.ended", AgentEndedEvent, self.on_ended)
         router.add("kernel.down", KernelDownEvent, self.on_kernel_down)
         router.add("model.status", ModelStatusEvent, self.on_model_status)
 
+    def status(self, text: str) -> None:
+        """Show `text` on the status line ("" clears it); nothing is shown when the input is piped."""
+        if not self._interactive or text == self._status:
+            return
+        sys.stdout.write(f"\r\x1b[K{text}")
+        sys.stdout.flush()
+        self._status = text
+
+    def note(self, text: str) -> None:
+        """A line about the host or the model, above the prompt or the status line, which are shown again."""
+        if not self.prompt and not self._status:
+            sys.stderr.write(f"{text}\n")
+            sys.stderr.flush()
+            return
+        sys.stdout.write(f"\r\x1b[K{text}\n{self.prompt or self._status}")
+        sys.stdout.flush()
+
+    def follow(self, sent: AgentSendResult) -> None:
+        """Follow the run `agent.send` started or queued."""
+        self.run_id = sent.run_id
+        if sent.position > 0:
+            ahead = "1 run goes" if sent.position == 1 else f"{sent.position} runs go"
+            self.status(f"[queued: {ahead} first; waiting for the agent…]")
+        else:
+            self.status("[waiting for the model's first words…]")
+
+    async def on_started(self, event: AgentStartedEvent) -> None:
+        if event.run_id == self.run_id:
+            self.status("[waiting for the model's first words…]")
+
     async def on_delta(self, event: AgentDeltaEvent) -> None:
-        if event.agent_id == self.agent_id:
+        if event.run_id == self.run_id:
+            self.status("")
             sys.stdout.write(event.text)
             sys.stdout.flush()
 
@@ -88,33 +134,38 @@ class _Printer:
         if event.agent_id != self.agent_id:
             return
         if event.status == "pending":
+            self.status("")
             self.events.push(event)
-        elif event.status == "started":
+        elif event.status == "started" and event.run_id == self.run_id:
+            self.status("")
             sys.stdout.write(f"\n[{event.name}]\n")
 
     async def on_ended(self, event: AgentEndedEvent) -> None:
-        if event.agent_id != self.agent_id:
+        if event.run_id != self.run_id:
             return
+        self.status("")
         if event.reason == "error":
             self.failed = True
-            sys.stdout.write(f"\n[error: {event.error}]")
+            said = "the embedded model could not be loaded (see above)" if event.error == self._model_error else None
+            sys.stdout.write(f"\n[error: {said or event.error}]")
         elif event.reason == "cancelled":
             sys.stdout.write("\n[cancelled]")
         sys.stdout.write("\n")
         sys.stdout.flush()
+        self.run_id = None
         self.events.push(event)
 
     async def on_model_status(self, event: ModelStatusEvent) -> None:
         if event.state == "loading":
-            sys.stderr.write("[loading the embedded model...]\n")
+            self.note("[loading the embedded model...]")
         elif event.state == "ready":
-            sys.stderr.write(f"[the embedded model is ready ({event.seconds or 0:.1f} s)]\n")
-        else:
-            sys.stderr.write(f"[the embedded model could not be loaded: {event.error}]\n")
-        sys.stderr.flush()
+            self.note(f"[the embedded model is ready ({event.seconds or 0:.1f} s)]")
+        elif event.error != self._model_error:  # each agent's attempt fails alike: say it once
+            self._model_error = event.error
+            self.note(f"[the embedded model could not be loaded: {event.error}]")
 
     async def on_kernel_down(self, event: KernelDownEvent) -> None:
-        sys.stderr.write(f"[the kernel stopped: {event.reason}; restarting]\n")
+        self.note(f"[the kernel stopped: {event.reason}; restarting]")
 
 
 def _did_you_mean(ref: str, agents: list[AgentInfo]) -> str:
@@ -162,9 +213,9 @@ async def _ensure_agent(peer: JsonRpcPeer, options: ChatOptions, interactive: bo
 async def _chat(options: ChatOptions) -> int:
     router = Router()
     events = ChatEvents()
-    printer = _Printer(options.agent, events)
-    printer.register(router)
     interactive = sys.stdin.isatty()
+    printer = _Printer(options.agent, events, interactive=interactive)
+    printer.register(router)
     try:
         async with connect_host(
             resolve_data_dir(options.data_dir), router, client="hearth-chat", verbose=options.verbose
@@ -177,20 +228,26 @@ async def _chat(options: ChatOptions) -> int:
                 print(f"Chatting with {agent.name} ({_describe_model(agent)}). {MEMORY_COMMANDS_HELP}.")
                 print("Ctrl-C stops a reply; Ctrl-C or Ctrl-D at the prompt quits.")
             with events.reading():
-                await _converse(peer, agent.agent_id, events, interactive)
+                await _converse(peer, agent.agent_id, printer, interactive)
             return 1 if printer.failed and not interactive else 0
     except (JsonRpcError, ConnectionError) as exc:
         print(f"hearth: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
 
 
-async def _converse(peer: JsonRpcPeer, agent_id: str, events: ChatEvents, interactive: bool) -> None:
+async def _converse(peer: JsonRpcPeer, agent_id: str, printer: _Printer, interactive: bool) -> None:
     """One `agent.send` per line until the input ends or the person leaves."""
+    events = printer.events
     while True:
         if interactive:
-            sys.stdout.write("you> ")
+            printer.prompt = "you> "
+            sys.stdout.write(printer.prompt)
             sys.stdout.flush()
         item = await events.next(want_line=True)
+        printer.prompt = ""
+        if isinstance(item, AgentToolEvent):  # another run's question, waiting for whoever can answer
+            await _ask(peer, agent_id, item, events)
+            continue
         if item is INTERRUPT or (item is None and interactive):
             sys.stdout.write("\n")  # the prompt's line is left clean
             sys.stdout.flush()
@@ -198,21 +255,23 @@ async def _converse(peer: JsonRpcPeer, agent_id: str, events: ChatEvents, intera
         if item is None:
             return
         if not isinstance(item, str) or not item.strip():
-            continue  # a question or an end left over from an earlier run, or an empty line
+            continue  # an end left over from an earlier run, or an empty line
         if (said := await run_memory_command(peer, agent_id, item)) is not None:
             print(said, flush=True)
             continue
-        await peer.request("agent.send", {"agentId": agent_id, "text": item.rstrip("\n")}, AgentSendResult)
-        if not await _follow_run(peer, agent_id, events):
+        sent = await peer.request("agent.send", {"agentId": agent_id, "text": item.rstrip("\n")}, AgentSendResult)
+        printer.follow(sent)
+        if not await _follow_run(peer, agent_id, sent.run_id, events):
             sys.stdout.write("\n")
             sys.stdout.flush()
             return
 
 
-async def _follow_run(peer: JsonRpcPeer, agent_id: str, events: ChatEvents) -> bool:
+async def _follow_run(peer: JsonRpcPeer, agent_id: str, run_id: str, events: ChatEvents) -> bool:
     """Wait for the run's end, asking the person about each tool call that needs a yes on the way.
 
-    The first Ctrl-C cancels the run; the chat goes on once its end arrives.
+    The first Ctrl-C cancels the run (this one, even while it waits behind another); the chat goes on once
+    its end arrives.
 
     Returns:
         False when a second Ctrl-C came before the cancelled run's end: the person wants to leave.
@@ -228,15 +287,15 @@ async def _follow_run(peer: JsonRpcPeer, agent_id: str, events: ChatEvents) -> b
             if isinstance(current, AgentToolEvent):
                 item = await _ask(peer, agent_id, current, events)
             elif cancelling is None:
-                cancelling = tasks.create_task(_cancel(peer, agent_id))
+                cancelling = tasks.create_task(_cancel(peer, agent_id, run_id))
             else:
                 cancelling.cancel()
                 return False
 
 
-async def _cancel(peer: JsonRpcPeer, agent_id: str) -> None:
-    try:
-        await peer.request("agent.cancel", {"agentId": agent_id})
+async def _cancel(peer: JsonRpcPeer, agent_id: str, run_id: str) -> None:
+    try:  # this chat's own run, waiting or running, never another client's
+        await peer.request("agent.cancel", {"agentId": agent_id, "runId": run_id})
     except JsonRpcError as exc:
         sys.stdout.write(f"\n[could not cancel: {exc.message}]\n")
 
@@ -248,7 +307,7 @@ async def _ask(peer: JsonRpcPeer, agent_id: str, event: AgentToolEvent, events: 
         The control event that came before an answer (Ctrl-C, the run's end), or None once answered.
     """
     sys.stdout.write(
-        f"\n[{event.name} wants to {event.action}: {event.target}]\n"
+        f"\n[the agent {describe_request(event.name, event.action, event.target)}]\n"
         "  allow (y)es once, (a)lways, (n)o, or (d)eny always? "
     )
     sys.stdout.flush()

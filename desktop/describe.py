@@ -8,7 +8,14 @@ from typing import Any
 
 from protocol.models.agents import AgentInfo, ModelSettings
 
-__all__ = ["describe_model", "describe_settings", "describe_event", "describe_trust", "LOCAL_MODEL_NOTE"]
+__all__ = [
+    "describe_model",
+    "describe_settings",
+    "describe_event",
+    "describe_request",
+    "describe_trust",
+    "LOCAL_MODEL_NOTE",
+]
 
 LOCAL_MODEL_NOTE = "the embedded SmolLM2-135M model: tiny, for trying Hearth out"
 
@@ -25,6 +32,16 @@ def describe_model(model: ModelSettings) -> str:
 def describe_settings(agent: AgentInfo) -> str:
     s = agent.settings
     return f"memory {'on' if s.memory else 'off'}, tools {s.tool_permission}, network {'on' if s.network else 'off'}"
+
+
+_VERBS = {"shell": "run", "read": "read", "list": "list", "write": "write", "mcp": "use"}
+
+
+def describe_request(name: str, action: str | None, target: str | None) -> str:
+    """What a tool call asks a person for, as `wants to run: ls -la` (the tool named when the verb does not)."""
+    verb = _VERBS.get(action or "", action or "use")
+    tool = "" if name in (action, "mcp_call") or action == "mcp" else f" ({name})"
+    return f"wants to {verb}: {target or name}{tool}"
 
 
 def describe_trust(record: dict[str, Any]) -> str:

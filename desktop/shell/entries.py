@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Label, Static
 
+from desktop.describe import describe_request
 from desktop.tables import one_line
 
 __all__ = ["UserEntry", "ReplyEntry", "ToolEntry", "ApprovalPrompt", "Notice", "DECISION_WORDS"]
@@ -101,7 +102,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
     def __init__(self, tool_call_id: str, name: str, action: str, target: str, summary: str | None) -> None:
         super().__init__(classes="entry approval")
         self.tool_call_id = tool_call_id
-        self._question = f"{name} wants to {action}: {target}"
+        self._question = f"The agent {describe_request(name, action, target)}"
         self._summary = summary
         self.decision: str | None = None
 

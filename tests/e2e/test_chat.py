@@ -75,7 +75,7 @@ def test_a_mistyped_name_at_a_terminal_asks_before_making_an_agent(tmp_path: Pat
     with Terminal(tmp_path / "second", f"cd {shlex.quote(str(REPO_ROOT))} && {chat} reseacher") as term:
         term.wait_for(lambda screen: "[y/N]" in screen)
         term.send("y", "Enter")
-        term.wait_for(lambda screen: "you> " in screen)
+        term.wait_for(lambda screen: screen.rstrip().endswith("you>"))
         term.send("C-d")
     assert (tmp_path / "data/agents/reseacher/profile.json").is_file()
     wait_until_stopped(tmp_path / "data")
@@ -94,7 +94,33 @@ def test_chat_asks_the_person_before_a_tool_runs_and_obeys_the_answer(tmp_path: 
     asyncio.run(prepare())
     done = _chat(tmp_path, "ops", "run echo approved-by-a-person\ny\nrun touch refused-file\nn\n")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("wants to shell: ") == 2
+    assert done.stdout.count("[the agent wants to run: ") == 2
     assert "shell said: approved-by-a-person" in done.stdout
     assert "shell said: denied" in done.stdout
     assert not (tmp_path / "agents/ops/scratch/refused-file").exists()
+
+
+def test_a_chat_behind_a_busy_agent_shows_its_place_and_follows_only_its_own_run(tmp_path: Path) -> None:
+    """Issue 25.7: `hearth chat` said nothing while its message waited; it also took another run's end for its own."""
+    rules = [
+        {"match": r"^long$", "reply": "x" * 40, "chunkChars": 1, "delayMs": 150},
+        {"match": r"^hello$", "reply": "hello from the agent"},
+    ]
+    chat = shlex.join([sys.executable, "-m", "hearth", "--data-dir", str(tmp_path / "data"), "chat", "busy"])
+
+    async def main() -> None:
+        async with HostProcess(tmp_path / "data") as host:
+            await host.call("agent.create", {"name": "busy", "settings": scripted_model(*rules)})
+            started = await host.call("agent.send", {"agentId": "busy", "text": "long"})
+            with Terminal(tmp_path, f"cd {shlex.quote(str(REPO_ROOT))} && {chat}") as term:
+                await asyncio.to_thread(term.wait_for, lambda screen: screen.rstrip().endswith("you>"))
+                term.send("hello", literal=True)
+                term.send("Enter")
+                queued = await asyncio.to_thread(term.wait_for, lambda s: "[queued: 1 run goes first" in s)
+                assert "x" not in queued.split("you> hello", 1)[1]  # the other run's text is not this chat's
+                await host.wait_for("agent.ended", lambda p: p["runId"] == started["runId"])
+                shown = await asyncio.to_thread(term.wait_for, lambda s: "hello from the agent" in s)
+                assert "[queued" not in shown  # the status line gave way to the reply
+                term.send("C-d")
+
+    asyncio.run(main())

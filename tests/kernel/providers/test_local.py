@@ -46,8 +46,8 @@ def test_without_llama_cpp_the_provider_says_how_to_install_it(monkeypatch: pyte
     with pytest.raises(ProviderError) as caught:
         LocalProvider(CONFIG)
     assert caught.value.code == PROVIDER_ERROR
-    assert "pip install 'hearth[local]'" in caught.value.message
-    assert "GGML_NATIVE=OFF" in caught.value.message
+    assert "bash scripts/setup.sh" in caught.value.message
+    assert "--provider" in caught.value.message
 
 
 def test_a_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
