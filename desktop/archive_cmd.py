@@ -62,9 +62,9 @@ def run_import(file: Path, data_dir: Path, agent_id: str | None = None) -> int:
         print("memory: signed by this installation; its facts keep their trust")
     else:
         print(f"memory: not signed by this installation: {done['reason']}")
-        print(f"  its {done['proposed']} facts wait for your review: hearth memory {name} review")
+        print(f"  so every fact it brings waits for your review ({done['proposed']}): hearth memory {name} review")
         if done["leftOut"]:
-            print(f"  {done['leftOut']} facts were left out (they looked like secrets or were malformed)")
+            print(f"  left out: {done['leftOut']} (they looked like secrets or were malformed)")
     requested = done["requested"]
     if requested:
         print("settings: the archive asks for these; none is in effect until you adopt it")

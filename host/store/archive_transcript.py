@@ -58,7 +58,12 @@ class TranscriptCopy:
             self._pending.append(rest)
             self._pending_size += len(rest)
         if self._pending_size > LINE_CAP:
-            raise self._refuse(f"transcript line {self.count + 1} of the archive is longer than {LINE_CAP >> 20} MiB")
+            line = self.count + 1
+            raise self._refuse(
+                f"transcript line {line} of the archive is longer than the {LINE_CAP >> 20} MiB a line may hold; "
+                "nothing was imported",
+                data={"member": "transcript.jsonl", "line": line, "cap": LINE_CAP},
+            )
 
     def close(self) -> int:
         """Write the last line (one without a newline is taken as it is), fsync, close; the number of events."""
