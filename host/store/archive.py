@@ -295,10 +295,18 @@ def _well_typed(record: Record) -> bool:
     )
 
 
+_LEDGER_LINE_CAP = _MiB  # a record is a few KiB at most (its text is at most 4000 characters)
+
+
 def _ledger_records(path: Path) -> list[Record | None]:
+    """The records of the ledger file; None for a line that is not one (the chain check names it), and nothing
+    read past a line longer than any record, so no line is held whole beyond that."""
     out: list[Record | None] = []
     with path.open("rb") as lines:
-        for line in lines:
+        while line := lines.readline(_LEDGER_LINE_CAP + 1):
+            if len(line) > _LEDGER_LINE_CAP:
+                out.append(None)
+                break
             try:
                 record: Record | None = Record.from_json(json.loads(line))
             except (ValueError, TypeError):

@@ -236,3 +236,11 @@ def test_packing_refuses_a_member_no_host_could_import(tmp_path: Path, monkeypat
     with pytest.raises(ArchiveError) as refused:
         pack_archive({"agentId": "ann"}, files(), SigningKey(tmp_path).sign)
     assert refused.value.code == INVALID_PARAMS
+
+
+def test_a_ledger_line_longer_than_any_record_is_not_read_whole_and_the_archive_is_tampered(tmp_path: Path) -> None:
+    endless = b"0" * (2 << 20)
+    path = packed(tmp_path, SigningKey(tmp_path), files({LEDGER: chain("The user grows quinces.") + endless}))
+    with pytest.raises(TamperedArchiveError) as refused:
+        read_archive(path, staging(tmp_path))
+    assert refused.value.data["firstBadSeq"] == 2
