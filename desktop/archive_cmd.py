@@ -1,9 +1,8 @@
 """`hearth export AGENT FILE`, `hearth import FILE` and `hearth adopt AGENT GRANT...`, through the wire.
 
-The host does the work (`agent.export`, `agent.import`, `agent.adoptSettings`); this only launches it, asks,
-and says what happened. A refused import names what was wrong (for a tampered archive, the first bad record).
-An import says whether the archive's memory kept its trust (and, when not, why, and where the proposals wait)
-and lists what its settings asked for: none of it is in effect until `hearth adopt` says yes to it.
+The host does the work (`agent.export`, `agent.import`, `agent.adoptSettings`); this asks and says what
+happened: a refusal's reason, whether the memory kept its trust (or why not, and where its proposals wait),
+and what the archive's settings asked for, none of it in effect until `hearth adopt` says yes.
 """
 
 from __future__ import annotations

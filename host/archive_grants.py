@@ -1,12 +1,9 @@
 """What an archive's settings may ask for: the settings an imported agent starts with, and the grants that wait.
 
-An archive is a file from someone else, so nothing in its settings that grants a power is adopted as it
-stands: a model other than the embedded one (the conversation, the memory and a stored secret would go where
-the archive says), `toolPermission: always`, network, and each MCP server (a program, its environment, its
-secrets, its network). The agent starts with the fields that grant nothing (instructions, the memory switch,
-extraction, a stricter permission) and defaults for the rest, so a settings field added later is never
-adopted by accident. Each grant is listed for a person; `adopt_patch` makes the ones they say yes to into a
-settings patch, which goes through the checks of `agent.update`.
+Nothing that grants a power is adopted as it stands: a model other than the embedded one (it gets the
+conversation, the memory, a stored secret), `toolPermission: always`, network, each MCP server. The agent
+starts from an allowlist of fields that grant nothing (a field added later is never adopted by accident);
+`adopt_patch` makes the grants a person says yes to into a patch for `agent.update`'s checks.
 """
 
 from __future__ import annotations

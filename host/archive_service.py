@@ -1,17 +1,10 @@
 """Carrying an agent: export its profile, settings, transcript and ledger as one signed archive; import one.
 
-Export reads what is committed (the ledger up to its last acknowledged record, every complete transcript
-line) and drops what is derived or not the agent's to carry: secrets, the index, MEMORY.md, the prompt
-cache, the approvals, and the recall text that versions before this one kept in `context` events. An erase
-has already removed its text from the ledger, so no part of the archive holds it. The archive is signed
-with this installation's key (`SigningKey`), which never leaves the data dir.
-
-Import runs in a worker thread, so the host answers its other clients throughout: it streams and checks
-every member (`read_archive`) and the ledger's chain, builds the agent in a hidden staging directory,
-renames it into place, and opens its memory, which rebuilds the index and renders MEMORY.md. An archive
-that this installation did not sign keeps none of its ledger's trust: its standing facts become proposals
-(`propose_facts`). Whatever its settings would grant waits in `requested-settings.json` (a host file the
-agent cannot write) until a person adopts it (`adopt`), checked as `agent.update` checks settings.
+Export carries what is committed and nothing derived, secret or erased, signed with the installation's key.
+Import runs in a worker thread (the host answers its other clients meanwhile), builds the agent in a hidden
+staging directory and renames it into place. An archive this installation did not sign brings its facts as
+proposals; whatever its settings would grant waits in `requested-settings.json` until a person adopts it
+through `agent.update`'s checks.
 """
 
 from __future__ import annotations

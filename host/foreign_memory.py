@@ -1,13 +1,9 @@
 """A ledger from an archive this installation did not sign, made into proposals that wait for a person.
 
-Such a ledger is its author's word: a valid chain proves only that it was not changed after someone sealed
-it, and anyone can seal one. Any record may claim a person as its source, `confirmed` trust, a review, a
-retraction (which sets a tombstone) or an erase. So none of its records is carried as it stands: the chain
-is folded to the facts that stand in it (live, with text, not rejected), and each becomes one new `assert`
-here with trust `proposed`, source `tool:archive`, basis `file` and a reason naming why the archive was not
-trusted and the record it came from, held to the checks of every memory write (tier, key, instants, the
-sensitive-content gate). No review, retraction, tombstone or erase is carried: nothing is confirmed and
-nothing is suppressed until a person says so.
+A valid chain proves only that nobody changed it after it was sealed, and anyone can seal one, so none of its
+records is carried: the facts that stand in it become new `assert` records (trust `proposed`, source
+`tool:archive`, basis `file`), held to the checks of every memory write. Its reviews, retractions, tombstones
+and erases, whatever source they claim, are not carried: nothing is confirmed or suppressed by the forger.
 """
 
 from __future__ import annotations

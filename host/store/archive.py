@@ -1,12 +1,9 @@
 """The agent archive: one gzipped tar of an agent's profile, settings, transcript and ledger, and a signature.
 
-Writing is pure (member bytes in, archive bytes out); `signature.json` signs the ledger's chain head and the
-SHA-256 of every other member with the installation's key. Reading streams the file once (call it in a
-worker thread): `TarReader` reports each member before a byte of it is read, so a member must be a regular
-file with one of the known names (no absolute path, `..`, link, device or extended header) and within its
-size cap and the archive's total cap before it is read, in chunks: the small members into memory, the
-transcript and the ledger into files in the importer's staging directory. Nothing is extracted by name. The
-ledger's chain is verified before anything is imported; a tampered archive is refused, the first bad record named.
+Packing is pure; `signature.json` signs the chain head and every other member's SHA-256. Reading streams the
+file (call it in a worker thread): each member is checked from its tar header (a known name, a regular file,
+within its cap and the total cap) before a byte of it is read, then read in chunks; nothing is extracted by
+name. The chain is verified before anything is imported; a tampered archive is refused, the bad record named.
 """
 
 from __future__ import annotations

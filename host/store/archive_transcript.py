@@ -1,9 +1,8 @@
 """An imported archive's transcript, checked line by line as it streams in and written as this host writes it.
 
-Each line must be a transcript event of a type this host knows, with a `seq` above the one before; only the
-fields of that type are written out, so nothing else rides along (a line cannot carry settings, a grant or
-a field a later reader might trust). No line is held whole beyond `LINE_CAP` bytes: a longer one is refused
-while it streams, so a member of one endless line costs no more memory than that.
+Each line must be a transcript event of a type this host knows, in `seq` order; only that type's fields are
+written out, so no line carries settings or anything else along. A line is never held past `LINE_CAP`
+bytes: a longer one is refused while it streams.
 """
 
 from __future__ import annotations
@@ -58,11 +57,11 @@ class TranscriptCopy:
             self._pending.append(rest)
             self._pending_size += len(rest)
         if self._pending_size > LINE_CAP:
-            line = self.count + 1
+            number = self.count + 1
             raise self._refuse(
-                f"transcript line {line} of the archive is longer than the {LINE_CAP >> 20} MiB a line may hold; "
+                f"transcript line {number} of the archive is longer than the {LINE_CAP >> 20} MiB a line may hold; "
                 "nothing was imported",
-                data={"member": "transcript.jsonl", "line": line, "cap": LINE_CAP},
+                data={"member": "transcript.jsonl", "line": number, "cap": LINE_CAP},
             )
 
     def close(self) -> int:

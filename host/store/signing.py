@@ -1,10 +1,9 @@
-"""The installation's signing key: 32 random bytes in `<data dir>/signing.key` (0600), used as an HMAC-SHA256 key.
+"""The installation's signing key: 32 random bytes in `<data dir>/signing.key` (0600), an HMAC-SHA256 key.
 
-It signs what this installation vouches for (the agent archives it exports), so it can later tell its own
-from anything else; nobody else can make or check these signatures, and nothing else needs to. The key is
-created on the first signature, kept beside `secrets.key` (a host file the sandbox denies to every agent,
-tightened to 0600 like it), and never leaves the data dir: no archive, result or log line holds it. A
-signature names the key by `keyId`, a digest that does not reveal it.
+It signs what this installation vouches for (the archives it exports) so it can tell its own from anything
+else later; no one else needs to check these signatures. Made at the first signature, kept beside
+`secrets.key` (a host file agents are denied) and tightened like it; it is in no archive, result or log.
+A signature names the key by `keyId`, a digest that does not reveal it.
 """
 
 from __future__ import annotations

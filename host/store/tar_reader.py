@@ -1,10 +1,8 @@
 """A bounded reader of a tar stream: each 512-byte header is parsed here, and data is handed out in chunks.
 
-`tarfile` reads a pax or GNU extended header whole into memory before its caller sees the entry, so a
-small compressed file could make the reader hold gigabytes. This reader never does: it reports every
-entry (name, kind, declared size) before reading a byte of its data, so the caller refuses what it does
-not want first, and data comes in chunks of at most `CHUNK` bytes. It never seeks, so a pipe reads as
-well as a file. Extended headers are reported as such, not interpreted.
+`tarfile` reads a pax or GNU extended header whole into memory before its caller sees the entry; this reader
+reports every entry (name, kind, declared size) before reading a byte of its data and never interprets an
+extended header, so the caller refuses what it does not want first. It never seeks: a pipe reads as a file.
 """
 
 from __future__ import annotations
