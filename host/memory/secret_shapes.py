@@ -125,7 +125,7 @@ _LOGIN_VERB = (
 )
 # "I log in to the NAS as admin with X", "ssh root@host using X": a few words, then what it is done with.
 _PROSE_LOGIN = re.compile(
-    rf"\b{_LOGIN_VERB}\b(?P<where>(?:\s+\S*[^\s,.;!?]){{0,8}}?)\s+(?:with|using|via|/)\s+(?P<value>\S+)(?!\S)"
+    rf"\b{_LOGIN_VERB}\b(?P<where>(?:\s+\S*[^\s,.;!?]){{0,6}}?)\s+(?:with|using|via|/)\s+(?P<value>\S+)(?!\S)"
     r"(?!\s+(?:keys?|certificates?|certs?|accounts?|tokens?|apps?|authenticator|login|sign-?in|auth\w*)\b)",
     re.I,
 )
@@ -135,7 +135,7 @@ _PROSE_LOGIN_AS = re.compile(
     r"(?:(?:the\s+)?(?:password|pw|pwd)\s+)?(?P<value>\S+)",
     re.I,
 )
-_LOGIN_USER = re.compile(r"(?:^|\s)as\s+\S|\S@\S", re.I)
+_LOGIN_USER = re.compile(r"(?:^|\s)as\s+(?!(?:the|a|an|my|your|our|their|well|usual|always|before)\b)\S|\S@\S", re.I)
 # "my login for the NAS is admin / X", "the VPN credentials are deploy:X", "sign in as jane/X".
 _PROSE_LOGIN_PAIR = re.compile(
     r"\b(?:log\s*-?\s*(?:in|on)|sign\s*-?\s*(?:in|on)|credentials|creds|user(?:name)?\s+and\s+password)"
@@ -164,11 +164,12 @@ _NOT_A_VALUE = frozenset(
     "and or but if than then still something anything nothing written shown changed reset stored saved managed "
     "expired forgotten shared".split()
 )
-# An address, a path, a URL or a version is what a login is done with, or to, not a password.
+# An address, a path, a URL, a version or a CONSTANT_NAME is what a login is done with, or to, not a password.
 _NOT_A_PASSWORD = re.compile(
-    r"^(?:[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|[A-Za-z]*[\-_]?v?\d+(?:\.\d+)+[0-9A-Za-z]*(?:[\-+.][0-9A-Za-z]+)*|[~.]?/\S*|[a-z][a-z0-9+.\-]*://\S*)$",
+    r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|[A-Za-z]*[\-_]?v?\d+(?:\.\d+)+[0-9A-Za-z]*(?:[\-+.][0-9A-Za-z]+)*|[~.]?/\S*|[a-z][a-z0-9+.\-]*://\S*)$",
     re.I,
 )
+_JOINED_WORDS = re.compile(r"(?<=[^\W\d_])['’\-](?=[^\W\d_])")
 _DIGIT_THEN_LETTER = re.compile(r"\d[^\W\d_]")
 _ADJECTIVE_ENDINGS = ("ed", "ing", "able", "ible", "ful", "less", "ive", "ous", "ent", "ant", "ic", "ly", "ary")
 
@@ -219,6 +220,7 @@ def _password_like(raw: str, *, strong: bool = False) -> bool:
     value = raw.strip("\"'`“”‘’«»)(").rstrip(".,;:!?")
     if len(value) < (8 if strong else 6) or value.casefold() in _NOT_A_VALUE or _NOT_A_PASSWORD.match(value):
         return False
+    value = _JOINED_WORDS.sub("", value)  # "like-minded" and "O'Brien" are words, not symbols
     if not any(c.isalpha() for c in value):
         return False
     if not strong:

@@ -185,4 +185,6 @@ ORDINARY: list[str] = [
     "My username for the forum is dragonfly42.",
     "The order was placed with PayPal.",
     "He signed in as a guest with no account.",
+    "It was great to connect with like-minded folks and swap ideas.",
+    "The connecting process must run as the same user (checked with SO_PEERCRED).",
 ]
