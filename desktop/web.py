@@ -3,16 +3,18 @@
 textual-serve runs one shell process per browser tab and bridges it over a websocket. Its server has no
 access control, so every request passes a guard first: the Host header (and an Origin header) must name this
 loopback address (no DNS rebinding), and the request must carry a session cookie. The printed address holds a
-token that works once: its first request gets the HttpOnly, SameSite=Strict cookie and a redirect to the same
-page without the token, so the token leaves the browser's history and is never written to a log; a second use
-is refused with a page saying how to get a new address (Enter in the terminal prints one). Anything else gets
-403 and starts no process. The access log names a request's path, never its query or headers.
+token that works once: its first request gets the HttpOnly, SameSite=Strict cookie and a page that replaces
+itself with the same URL without the token, so the token leaves the browser's history and is never written to
+a log; a second use is refused with a page saying how to get a new address (Enter in the terminal prints
+one). Anything else gets 403 and starts no process. The access log names a request's path, never its query.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
+import json
 import os
 import secrets
 import shlex
@@ -49,6 +51,21 @@ def _free_port() -> int:
 def _digest(value: str) -> bytes:
     # Kept as digests, so a lookup compares hashes the requester cannot steer, not the secrets themselves.
     return hashlib.sha256(value.encode("utf-8")).digest()
+
+
+def _redirect(clean: str) -> web.Response:
+    """A page that replaces itself with `clean`: the token's URL leaves the history, and is sent as no Referer.
+
+    Not a 303: after a redirect that a link on another site started, the browser would leave the SameSite=Strict
+    cookie off the redirected request; a navigation this page starts is same-site, so the cookie goes with it.
+    """
+    target = json.dumps(clean).replace("<", "\\u003c")
+    body = (
+        f'<!doctype html><meta http-equiv="refresh" content="0; url={html.escape(clean)}">'
+        f"<script>location.replace({target})</script><p>Opening Hearth…</p>"
+    )
+    headers = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+    return web.Response(text=body, content_type="text/html", headers=headers)
 
 
 class _PathOnlyAccessLog(AbstractAccessLogger):
@@ -102,11 +119,11 @@ class TokenServer(Server):
             clean = str(request.rel_url.without_query_params("token"))
             session = self._redeem(request.query["token"])
             if session is not None:
-                opened = web.HTTPSeeOther(clean)
+                opened = _redirect(clean)
                 opened.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/")
                 return opened
             # A browser that already has a session (a reopened address) goes to the page; anyone else is told.
-            return web.HTTPSeeOther(clean) if has_session else web.Response(status=403, text=_SPENT)
+            return _redirect(clean) if has_session else web.Response(status=403, text=_SPENT)
         if not has_session:
             return web.Response(status=403, text=_NO_SESSION)
         return await handler(request)

@@ -1,8 +1,8 @@
 """`hearth web`: the shell in a browser on 127.0.0.1, opened once by the printed address, then by its cookie.
 
-The address's token is spent by its first request, which gets the session cookie and a redirect to the same
-page without the token; the token's bytes are in no log (stderr, `<data>/logs/`), and the page, a reload, its
-assets and the websocket that runs the shell work with the cookie alone.
+The address's token is spent by its first request, which gets the session cookie and a page that replaces
+itself with the same URL without the token; the token's bytes are in no log (stderr, `<data>/logs/`), and the
+page, a reload, its assets and the websocket that runs the shell work with the cookie alone.
 """
 
 from __future__ import annotations
@@ -89,8 +89,9 @@ def test_the_address_opens_the_shell_once_then_the_cookie_does_and_the_token_is_
     async def _browse(http: aiohttp.ClientSession, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> None:
         base, token = await _address(stdout)
         tokens.append(token)
-        status, _, opened = await _get(http, f"{base}/?token={token}&fontsize=18")
-        assert status == 303 and opened.headers["Location"] == "/?fontsize=18"
+        status, page, opened = await _get(http, f"{base}/?token={token}&fontsize=18")
+        assert status == 200 and 'location.replace("/?fontsize=18")' in page and token not in page
+        assert opened.headers["Referrer-Policy"] == "no-referrer" and opened.headers["Cache-Control"] == "no-store"
         cookie = opened.cookies["hearth_session"]
         assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/"
         session = cookie.value
@@ -103,8 +104,8 @@ def test_the_address_opens_the_shell_once_then_the_cookie_does_and_the_token_is_
             assert status == 200 and "ws://127.0.0.1" in page and "/ws" in page and token not in page
         assert (await _get(http, f"{base}/static/js/textual.js", session))[0] == 200
         # The same browser reopening the spent address is sent to the page; anyone else is told how to get one.
-        status, _, again = await _get(http, f"{base}/?token={token}", session)
-        assert status == 303 and again.headers["Location"] == "/" and "Set-Cookie" not in again.headers
+        status, page, again = await _get(http, f"{base}/?token={token}", session)
+        assert status == 200 and 'location.replace("/")' in page and "Set-Cookie" not in again.headers
         status, body, _ = await _get(http, f"{base}/?token={token}")
         assert status == 403 and "works once" in body and "press Enter" in body
         for refused in (f"{base}/", f"{base}/?token=guess", f"{base}/ws", f"{base}/static/js/textual.js"):
@@ -129,7 +130,7 @@ def test_the_address_opens_the_shell_once_then_the_cookie_does_and_the_token_is_
         tokens.append(fresh)
         assert base_again == base and fresh != token
         status, _, opened = await _get(http, f"{base}/?token={fresh}")
-        assert status == 303 and opened.cookies["hearth_session"].value not in sessions
+        assert status == 200 and opened.cookies["hearth_session"].value not in sessions
         sessions.append(opened.cookies["hearth_session"].value)
         assert (await _get(http, f"{base}/", sessions[-1]))[0] == 200
         assert (await _get(http, f"{base}/?token={fresh}"))[0] == 403
