@@ -173,6 +173,13 @@ def _import(args: argparse.Namespace) -> int:
     return run_import(Path(args.file), resolve_data_dir(args.data_dir), args.agent_id)
 
 
+def _adopt(args: argparse.Namespace) -> int:
+    from desktop.archive_cmd import run_adopt
+    from protocol.datadir import resolve_data_dir
+
+    return run_adopt(args.agent, args.grant, resolve_data_dir(args.data_dir))
+
+
 def _acp(args: argparse.Namespace) -> int:
     """Serve the Agent Client Protocol on stdio, for an editor."""
     from desktop.acp import AcpOptions, run_acp
@@ -323,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     imported = _add(commands, "import", "Make an agent of an archive written by `hearth export`.", _import)
     imported.add_argument("file", help="the archive")
     imported.add_argument("--agent-id", help="import under this id instead of the one in the archive")
+    adopt = _add(commands, "adopt", "Put in effect what an imported agent's archive asked for in its settings.", _adopt)
+    adopt.add_argument("agent", help="the agent's id")
+    adopt.add_argument("grant", nargs="*", help="a grant `hearth import` listed, or `all`; none lists what waits")
     acp = _add(commands, "acp", "Be an Agent Client Protocol agent on stdio (what an editor launches).", _acp)
     acp.add_argument("agent", nargs="?", help="the agent every session is of (default: one per project folder)")
     schema = commands.add_parser("schema", help="Print the JSON Schema of every method and event.")

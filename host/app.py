@@ -51,6 +51,7 @@ from host.store.agents import AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.host_settings import HostSettingsStore
 from host.store.secrets import SecretStore
+from host.store.signing import SigningKey
 from host.supervisor import KernelSupervisor
 from host.together import PrivateMemoryTools, Together
 from protocol.datadir import resolve_data_dir
@@ -156,7 +157,8 @@ class HostServer:
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
-        register_archive_methods(self.table, ArchiveService(self.store, self.hub), self.agents)
+        archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
+        register_archive_methods(self.table, archives, self.agents)
 
     def stop(self) -> None:
         """Stop as `shutdown` does (what SIGTERM and SIGINT do)."""

@@ -24,7 +24,7 @@ from protocol.errors import PROVIDER_ERROR
 from protocol.ids import SECRET_NAME_PATTERN
 from protocol.models.secrets import KEYED_PROVIDERS, MAX_SECRET_CHARS, provider_needs_key
 
-__all__ = ["SecretStore", "InsecureKeyFileError", "MissingApiKeyError", "resolve_api_key"]
+__all__ = ["SecretStore", "InsecureKeyFileError", "MissingApiKeyError", "ensure_private", "resolve_api_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class SecretStore:
             token = self.path.read_bytes()
         except FileNotFoundError:
             return {}
-        self._ensure_private(self.path)
+        ensure_private(self.path)
         fernet = self._fernet(create=False)
         try:
             payload = json.loads(fernet.decrypt(token))
@@ -152,7 +152,7 @@ class SecretStore:
                     "or move secrets.bin aside and set the keys again"
                 ) from None
             key = self._create_key()
-        self._ensure_private(self.key_path)
+        ensure_private(self.key_path)
         try:
             return Fernet(key.strip())
         except ValueError:
@@ -166,18 +166,23 @@ class SecretStore:
             return self.key_path.read_bytes()
         return key
 
-    def _ensure_private(self, path: Path) -> None:
-        """Tighten `path` to 0600 if others may read or write it, and say so."""
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077 == 0:
-            return
-        try:
-            os.chmod(path, _OWNER_ONLY)
-        except OSError as exc:
-            raise InsecureKeyFileError(
-                f"{path} is readable by other users (mode {mode:o}) and could not be made private: {exc.strerror}"
-            ) from None
-        logger.warning("%s was readable by other users (mode %o); it is now 0600", path, mode)
+
+def ensure_private(path: Path) -> None:
+    """Tighten `path` to 0600 if others may read or write it, and say so.
+
+    Raises:
+        InsecureKeyFileError: it is readable by others and could not be made private.
+    """
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077 == 0:
+        return
+    try:
+        os.chmod(path, _OWNER_ONLY)
+    except OSError as exc:
+        raise InsecureKeyFileError(
+            f"{path} is readable by other users (mode {mode:o}) and could not be made private: {exc.strerror}"
+        ) from None
+    logger.warning("%s was readable by other users (mode %o); it is now 0600", path, mode)
 
 
 def _check_name(name: str) -> None:
