@@ -76,8 +76,9 @@ class _Printer:
     the model's first words) until the reply begins.
     """
 
-    def __init__(self, agent_id: str, events: ChatEvents, *, interactive: bool) -> None:
-        self.agent_id = agent_id
+    def __init__(self, events: ChatEvents, *, interactive: bool) -> None:
+        self.agent_id: str | None = None  # known once the agent is found or made
+        self._early: list[AgentToolEvent] = []  # questions offered before that
         self.events = events
         self.failed = False
         self.run_id: str | None = None  # the run this chat follows
@@ -111,6 +112,14 @@ class _Printer:
         sys.stdout.write(f"\r\x1b[K{text}\n{self.prompt or self._status}")
         sys.stdout.flush()
 
+    def attach(self, agent_id: str) -> None:
+        """Show `agent_id` from now on, and ask its questions the host offered while it was being found."""
+        self.agent_id = agent_id
+        for event in self._early:
+            if event.agent_id == agent_id:
+                self.events.push(event)
+        self._early.clear()
+
     def follow(self, sent: AgentSendResult) -> None:
         """Follow the run `agent.send` started or queued."""
         self.run_id = sent.run_id
@@ -131,6 +140,8 @@ class _Printer:
             sys.stdout.flush()
 
     async def on_tool(self, event: AgentToolEvent) -> None:
+        if self.agent_id is None and event.status == "pending":
+            self._early.append(event)
         if event.agent_id != self.agent_id:
             return
         if event.status == "pending":
@@ -214,16 +225,20 @@ async def _chat(options: ChatOptions) -> int:
     router = Router()
     events = ChatEvents()
     interactive = sys.stdin.isatty()
-    printer = _Printer(options.agent, events, interactive=interactive)
+    printer = _Printer(events, interactive=interactive)
     printer.register(router)
     try:
         async with connect_host(
-            resolve_data_dir(options.data_dir), router, client="hearth-chat", verbose=options.verbose
+            resolve_data_dir(options.data_dir),
+            router,
+            client="hearth-chat",
+            verbose=options.verbose,
+            answers_approvals=True,
         ) as peer:
             agent = await _ensure_agent(peer, options, interactive)
             if agent is None:
                 return 1
-            printer.agent_id = agent.agent_id
+            printer.attach(agent.agent_id)
             if interactive:
                 print(f"Chatting with {agent.name} ({_describe_model(agent)}). {MEMORY_COMMANDS_HELP}.")
                 print("Ctrl-C stops a reply; Ctrl-C or Ctrl-D at the prompt quits.")

@@ -67,7 +67,7 @@ class HostLink:
             await self.serving
 
 
-async def _try_attach(data_dir: Path, router: Router, client: str) -> HostLink | None:
+async def _try_attach(data_dir: Path, router: Router, client: str, answers_approvals: bool) -> HostLink | None:
     """Connect to the host recorded for `data_dir` and initialize; None when no host answers there.
 
     Raises:
@@ -89,7 +89,12 @@ async def _try_attach(data_dir: Path, router: Router, client: str) -> HostLink |
     peer = JsonRpcPeer(transport, router, name="host")
     # Owned by the HostLink and awaited in its close(); a task group would wrap the caller's errors.
     serving = asyncio.create_task(peer.serve())
-    params = {"client": {"name": client}, "protocolVersion": PROTOCOL_VERSION, "token": endpoint.token}
+    params = {
+        "client": {"name": client},
+        "protocolVersion": PROTOCOL_VERSION,
+        "token": endpoint.token,
+        "capabilities": {"approvals": answers_approvals},
+    }
     try:
         info = await peer.request("initialize", params, InitializeResult, timeout=30)
     except JsonRpcError as exc:
@@ -143,9 +148,18 @@ def _last_log_line(data_dir: Path) -> str:
 
 
 async def attach_or_start(
-    data_dir: Path, router: Router, *, client: str, verbose: bool = False, timeout: float = ATTACH_TIMEOUT
+    data_dir: Path,
+    router: Router,
+    *,
+    client: str,
+    verbose: bool = False,
+    timeout: float = ATTACH_TIMEOUT,
+    answers_approvals: bool = False,
 ) -> HostLink:
     """Attach to the host running on `data_dir`, starting one when none runs.
+
+    A client that shows tool calls' questions to a person and answers them says so (`answers_approvals`):
+    the host then offers it the questions already open, and lets them wait while it is attached.
 
     Two clients starting at once each start a host; the one that loses the data dir's lock exits, and
     both attach to the winner.
@@ -160,7 +174,7 @@ async def attach_or_start(
     last_spawn = 0.0
     failures = 0
     while True:
-        link = await _try_attach(data_dir, router, client)
+        link = await _try_attach(data_dir, router, client, answers_approvals)
         if link is not None:
             link.started_host = started is not None
             return link
@@ -182,7 +196,7 @@ async def attach_or_start(
 
 @asynccontextmanager
 async def connect_host(
-    data_dir: Path, router: Router, *, client: str, verbose: bool = False
+    data_dir: Path, router: Router, *, client: str, verbose: bool = False, answers_approvals: bool = False
 ) -> AsyncIterator[JsonRpcPeer]:
     """Attach to (or start) the host on `data_dir`, initialize, and yield the peer; leaving disconnects.
 
@@ -190,7 +204,7 @@ async def connect_host(
         ConnectionClosedError: no host could be started or reached.
         JsonRpcError: the host refused to initialize.
     """
-    link = await attach_or_start(data_dir, router, client=client, verbose=verbose)
+    link = await attach_or_start(data_dir, router, client=client, verbose=verbose, answers_approvals=answers_approvals)
     try:
         yield link.peer
     finally:

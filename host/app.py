@@ -20,7 +20,7 @@ from host.agent_dir import AgentDirectory
 from host.agent_service import AgentService
 from host.archive_service import ArchiveService
 from host.config import HostConfig
-from host.connections import ConnectionHub
+from host.connections import Connection, ConnectionHub
 from host.errors import HostError
 from host.idle import wait_until_idle
 from host.listener import SocketListener
@@ -124,7 +124,12 @@ class HostServer:
             check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
         self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
-        self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
+        self.approvals = ApprovalDesk(
+            self.runs,
+            self.notify,
+            self._remember_approval,
+            lambda agent_id: self.store.get(agent_id).settings.approval_timeout,
+        )
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
         self.host_tools = HostTools(self.runs, self.store)
         self.host_tools.providers.append(PrivateMemoryTools(self.memory))
@@ -133,7 +138,7 @@ class HostServer:
         )
         register_kernel_calls(self.kernel_router, self.runs, self.host_tools, self.approvals, self.mcp)
         self._activity = asyncio.Event()
-        self.connections = ConnectionHub(self.shell_router, self._activity)
+        self.connections = ConnectionHub(self.shell_router, self._activity, self.approvals.set_answerers)
         self.listener: SocketListener | None = None
         self._tasks: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
@@ -148,6 +153,7 @@ class HostServer:
             stop=self._stop.set,
             queued=self.together.deliveries.queued_runs,
             token=lambda: self.listener.token if self.listener is not None else None,
+            attached=self._attached,
         )
         register_agent_methods(self.table, self.agents)
         register_agent_dir_methods(
@@ -159,6 +165,13 @@ class HostServer:
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
         archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
         register_archive_methods(self.table, archives, self.agents)
+
+    async def _attached(self, conn: Connection) -> None:
+        """A client has initialized: count it among those who can answer, and offer it the open questions."""
+        self.connections.count_answerers()
+        if conn.answers_approvals:
+            for question in self.approvals.pending():
+                await self.connections.notify_one(conn, "agent.tool", question)
 
     def stop(self) -> None:
         """Stop as `shutdown` does (what SIGTERM and SIGINT do)."""

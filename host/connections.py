@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -49,17 +50,22 @@ class Connection:
     peer: JsonRpcPeer
     initialized: bool = False
     client: str = ""
+    answers_approvals: bool = False  # said in `initialize`: it shows tool calls' questions and answers them
 
 
 class ConnectionHub:
     """Every live connection; broadcasts events to the initialized ones.
 
     `changed` is set whenever a connection comes or goes, for whoever watches the count (idle exit);
+    `answerers` is told how many initialized connections can answer approvals, whenever that may change;
     `served` counts every connection there has been.
     """
 
-    def __init__(self, router: Router, changed: asyncio.Event) -> None:
+    def __init__(
+        self, router: Router, changed: asyncio.Event, answerers: Callable[[int], None] = lambda _: None
+    ) -> None:
         self._router = router
+        self._answerers = answerers
         self._ids = itertools.count(1)
         self._live: dict[int, Connection] = {}
         self.changed = changed
@@ -91,9 +97,18 @@ class ConnectionHub:
             _current.reset(reset)
             self._live.pop(conn_id, None)
             self.changed.set()
+            self.count_answerers()
             with contextlib.suppress(OSError, RuntimeError):
                 await transport.close()
             logger.info("%s connection %d (%s) closed", origin, conn_id, conn.client or "not initialized")
+
+    def count_answerers(self) -> None:
+        """Tell `answerers` how many initialized connections can answer approvals now."""
+        self._answerers(sum(1 for conn in self._live.values() if conn.initialized and conn.answers_approvals))
+
+    async def notify_one(self, conn: Connection, method: str, event: BaseModel) -> None:
+        """Send `event` to `conn` alone (what it missed before it attached)."""
+        await conn.peer.notify(method, event.model_dump(mode="json", by_alias=True))
 
     async def notify(self, method: str, event: BaseModel) -> None:
         """Send `event` to every initialized connection; disconnect one that has stopped reading."""

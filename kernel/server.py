@@ -21,7 +21,7 @@ from kernel.providers.clients import ClientPool
 from kernel.providers.registry import open_provider
 from kernel.tools import LocalTool, PersonDecision, ShellPool, ToolContext, local_tools, make_approver, resolve_rg
 from kernel.turn_events import TextCollector, TurnNotifier
-from kernel.turn_tools import CURRENT_CALL, LocalToolLike, TurnTools
+from kernel.turn_tools import CURRENT_CALL, DECISION_NOTES, LocalToolLike, TurnTools
 from protocol.dispatch import Router
 from protocol.errors import RUN_FAILED, JsonRpcError
 from protocol.models.base import Empty, EmptyParams
@@ -56,7 +56,7 @@ __all__ = ["KernelServer"]
 logger = logging.getLogger(__name__)
 
 HOST_TOOL_TIMEOUT = 120.0
-APPROVAL_TIMEOUT = 24 * 3600.0
+APPROVAL_TIMEOUT = 25 * 3600.0  # past the longest approvalTimeout, so the host always decides first
 
 
 async def _refuse_tool(call: ToolCall) -> ToolOutcome:
@@ -268,6 +268,9 @@ class KernelServer:
             except JsonRpcError as exc:
                 logger.warning("approval for %s %s failed, denying: %s", action, target, exc.message)
                 return "deny"
+            notes = DECISION_NOTES.get()
+            if answer.reason and notes is not None:
+                notes.append(answer.reason)
             return answer.decision
 
         return ask_person

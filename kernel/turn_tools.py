@@ -16,7 +16,7 @@ from kernel.loop import ToolOutcome
 from kernel.providers.base import ToolCall, ToolDefinition
 from protocol.errors import JsonRpcError
 
-__all__ = ["CURRENT_CALL", "LocalToolLike", "TurnTools", "HostToolCaller"]
+__all__ = ["CURRENT_CALL", "DECISION_NOTES", "LocalToolLike", "TurnTools", "HostToolCaller"]
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +26,9 @@ MAX_RESULT_CHARS = 200_000
 
 CURRENT_CALL: ContextVar[ToolCall | None] = ContextVar("CURRENT_CALL", default=None)
 """The tool call being executed, so an approval request can name it."""
+
+DECISION_NOTES: ContextVar[list[str] | None] = ContextVar("DECISION_NOTES", default=None)
+"""Why the host answered a call's approval itself (nobody there to ask), added to the call's result."""
 
 
 class LocalToolLike(Protocol):
@@ -62,15 +65,18 @@ class TurnTools:
 
     async def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name in self._local:
-            token = CURRENT_CALL.set(call)
+            token, notes = CURRENT_CALL.set(call), DECISION_NOTES.set([])
             try:
                 result = await self._local[call.name].run(call.arguments, self._context)
+                said = DECISION_NOTES.get() or []
             except Exception:  # a tool bug must not end the turn; the model and the log both hear of it
                 logger.exception("local tool %s failed", call.name)
                 return ToolOutcome(f"error: the {call.name} tool failed unexpectedly", True)
             finally:
                 CURRENT_CALL.reset(token)
-            return ToolOutcome(_capped(result.content), bool(result.is_error))
+                DECISION_NOTES.reset(notes)
+            content = result.content + "".join(f"\n[{note}]" for note in said)
+            return ToolOutcome(_capped(content), bool(result.is_error))
         if call.name in self._host:
             try:
                 return await self._call_host(call)

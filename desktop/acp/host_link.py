@@ -62,7 +62,9 @@ class HostLink:
 
     async def _hold(self, ready: asyncio.Future[JsonRpcPeer], stop: asyncio.Event) -> None:
         try:
-            async with connect_host(self.data_dir, self._router, client=CLIENT_NAME, verbose=self._verbose) as peer:
+            async with connect_host(
+                self.data_dir, self._router, client=CLIENT_NAME, verbose=self._verbose, answers_approvals=True
+            ) as peer:
                 ready.set_result(peer)
                 while not stop.is_set():
                     if peer.closed:

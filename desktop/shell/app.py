@@ -59,6 +59,7 @@ class HearthApp(App[None]):
         self.first_agent = first_agent
         self.session = HostSession(self, data_dir, verbose=verbose)
         self.agents: dict[str, AgentState] = {}
+        self._early_questions: list[dict[str, Any]] = []  # offered by the host before the agents were listed
         self.current: str | None = None
         self.kernel = "starting"
         self.model_state = ""
@@ -109,12 +110,23 @@ class HearthApp(App[None]):
         await self._offer_works()
         self.kernel = status["kernel"]["state"]
         self.agents = {a["agentId"]: AgentState(AgentInfo.model_validate(a)) for a in listing["agents"]}
+        self._take_early_questions()
         self._render_roster()
         if self.current not in self.agents:
             self.current = next(iter(self.agents), None)
         if self.current is not None:
             self.select(self.current)
         self._settled()
+
+    def _take_early_questions(self) -> None:
+        """Questions the host offered while the agents were not yet known go to their agents now."""
+        early, self._early_questions = self._early_questions, []
+        for question in early:
+            state = self.agents.get(str(question.get("agentId")))
+            if state is None:
+                self._early_questions.append(question)
+            else:
+                state.questions[str(question.get("toolCallId"))] = question
 
     async def _offer_works(self) -> None:
         """Show the Works tab only when the host has `work.*` methods."""
@@ -170,6 +182,8 @@ class HearthApp(App[None]):
             return
         chat = self.query_one("#chat-view", ChatView)
         chat.show(state.info, page["events"])
+        for question in list(state.questions.values()):  # asked while the agent was not on show, or elsewhere
+            chat.host_event("agent.tool", question)
         chat.set_queue(state.queue)
         self.query_one("#memory-view", MemoryView).show(agent_id)
         self.query_one("#files-view", FilesView).show(agent_id)
@@ -182,8 +196,11 @@ class HearthApp(App[None]):
         agent_id = params.get("agentId")
         if method == "agent.updated" and isinstance(agent_id, str):
             self._agent_updated(agent_id, params.get("agent"))
+        elif method == "agent.tool" and params.get("status") == "pending" and agent_id not in self.agents:
+            self._early_questions.append(params)
         elif method in _RUN_EVENTS and isinstance(agent_id, str) and agent_id in self.agents:
             state = self.agents[agent_id]
+            _track_questions(state, method, params)
             if agent_id == self.current:
                 self.query_one("#chat-view", ChatView).host_event(method, params)
             elif method == "agent.message":
@@ -221,6 +238,7 @@ class HearthApp(App[None]):
         info = AgentInfo.model_validate(raw)
         if agent_id not in self.agents:
             self.agents[agent_id] = AgentState(info)
+            self._take_early_questions()
             self._render_roster()
         else:
             state = self.agents[agent_id]
@@ -374,3 +392,16 @@ class HearthApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self.session.close()
+
+
+def _track_questions(state: AgentState, method: str, params: dict[str, Any]) -> None:
+    """Keep `state.questions` to the ones still open: a question leaves once its call runs or its run ends."""
+    if method == "agent.tool":
+        call_id = str(params.get("toolCallId"))
+        if params.get("status") == "pending":
+            state.questions[call_id] = params
+        else:
+            state.questions.pop(call_id, None)
+    elif method == "agent.ended":
+        run_id = params.get("runId")
+        state.questions = {call: q for call, q in state.questions.items() if q.get("runId") != run_id}

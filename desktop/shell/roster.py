@@ -1,6 +1,7 @@
 """The agents as the shell shows them: the host's view of each (status, model, the runs waiting behind
 the current one) plus what only the shell knows: how many replies arrived while it was not on show,
-whether its last turn failed, and the text of the messages it sent that wait in the host's queue.
+whether its last turn failed, the text of the messages it sent that wait in the host's queue, and the
+questions that wait for a person (shown when the agent is, whichever client started the run).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class AgentState:
     failed: bool = False
     sent: dict[str, str] = field(default_factory=dict)
     """runId → text of this shell's messages, for showing them while they wait."""
+    questions: dict[str, dict[str, object]] = field(default_factory=dict)
+    """toolCallId → the `agent.tool` pending event of each question that waits for a person's answer."""
 
     @property
     def queue(self) -> list[str]:
@@ -52,10 +55,12 @@ def agent_prompt(state: AgentState) -> Text:
     status = status_of(state)
     unread = f"  {state.unread} new" if state.unread else ""
     queued = f"  +{len(state.queue)} queued" if state.queue else ""
+    asks = "  asks you" if state.questions else ""
     return Text.assemble(
         ("● ", _STYLE.get(status, "white")),
         (state.info.name, "bold"),
         f"  {status}",
+        (asks, "bold yellow"),
         (unread, "bold magenta"),
         (queued, "cyan"),
         "\n  ",

@@ -77,7 +77,9 @@ class HostSession:
             await self._link.close()
             self._link = None
         self._closing = False
-        link = await attach_or_start(self.data_dir, _Events(self._app), client="hearth-shell", verbose=self._verbose)
+        link = await attach_or_start(
+            self.data_dir, _Events(self._app), client="hearth-shell", verbose=self._verbose, answers_approvals=True
+        )
         self._link = link
         self.started_host = link.started_host
         link.serving.add_done_callback(self._ended)

@@ -10,10 +10,10 @@ import asyncio
 import hmac
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from host.connections import current_connection
+from host.connections import Connection, current_connection
 from host.errors import NotAuthorizedError
 from host.rpc.table import ShellTable
 from host.runs.scheduler import RunManager
@@ -52,8 +52,10 @@ def register_session_methods(
     stop: Callable[[], None],
     queued: Callable[[], list[RunInfo]] = list,
     token: Callable[[], str | None],
+    attached: Callable[[Connection], Awaitable[None]] | None = None,
 ) -> None:
-    """Add the session methods to `table`; `token()` is the socket's token (None while nothing listens)."""
+    """Add the session methods to `table`; `token()` is the socket's token (None while nothing listens), and
+    `attached(conn)` runs once a connection has initialized (to offer it what it missed)."""
 
     async def initialize(params: InitializeParams) -> InitializeResult:
         if params.protocol_version != PROTOCOL_VERSION:
@@ -69,6 +71,9 @@ def register_session_methods(
         if conn is not None:
             conn.initialized = True
             conn.client = params.client.name
+            conn.answers_approvals = params.capabilities.approvals
+            if attached is not None:
+                await attached(conn)
         logger.info("client %s %s initialized", params.client.name, params.client.version)
         return InitializeResult(
             server=ServerInfo(name="hearth", version=hearth_version()),

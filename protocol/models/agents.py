@@ -87,6 +87,13 @@ class AgentSettings(WireModel):
     network: bool = False
     extraction: Extraction = "auto"
     mcp_servers: list[McpServerSettings] = Field(default_factory=list)
+    approval_timeout: int = Field(
+        default=300,
+        ge=5,
+        le=86_400,
+        description="Seconds a tool call's question waits while no client that can answer is attached; then "
+        "it is denied, and the tool's result says why.",
+    )
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 
@@ -101,6 +108,7 @@ class AgentSettingsPatch(Params):
     network: bool | None = None
     extraction: Extraction | None = None
     mcp_servers: list[McpServerSettings] | None = Field(default=None, description="Replaces the whole list.")
+    approval_timeout: int | None = Field(default=None, ge=5, le=86_400)
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from protocol.models.base import Params, WireModel
 
-__all__ = ["PROTOCOL_VERSION", "ClientInfo", "ServerInfo", "InitializeParams", "InitializeResult"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ClientCapabilities",
+    "ClientInfo",
+    "ServerInfo",
+    "InitializeParams",
+    "InitializeResult",
+]
 
 PROTOCOL_VERSION = "2026-11-01"
 
@@ -19,12 +26,19 @@ class ServerInfo(WireModel):
     version: str
 
 
+class ClientCapabilities(Params):
+    approvals: bool = False
+    """The client shows a tool call's question (`agent.tool` pending) and answers it (`agent.decideTool`): the
+    host offers it the questions open when it attaches, and a question waits while such a client is there."""
+
+
 class InitializeParams(Params):
     """`token` is required on the host's Unix socket (it is in `<data>/host.endpoint`); stdio needs none."""
 
     client: ClientInfo
     protocol_version: str
     token: str | None = None
+    capabilities: ClientCapabilities = ClientCapabilities()
 
 
 class InitializeResult(WireModel):

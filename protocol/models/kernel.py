@@ -197,3 +197,6 @@ class ApprovalRequestParams(Params):
 
 class ApprovalRequestResult(WireModel):
     decision: Decision
+    reason: str | None = Field(
+        default=None, description="Why the host decided without a person (e.g. nobody answered in time)."
+    )

@@ -16,7 +16,8 @@ FAILED = ModelStatusEvent(provider="local", state="failed", error="the embedded 
 
 def test_a_model_that_cannot_load_is_said_once_above_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
     async def main() -> None:
-        printer = _Printer("helper", ChatEvents(), interactive=True)
+        printer = _Printer(ChatEvents(), interactive=True)
+        printer.attach("helper")
         printer.prompt = "you> "
         await printer.on_model_status(FAILED)
         await printer.on_model_status(FAILED)  # a second agent's attempt, or the kernel's restart
@@ -37,7 +38,7 @@ def test_a_model_that_cannot_load_is_said_once_above_the_prompt(capsys: pytest.C
 
 def test_piped_output_carries_the_reply_only(capsys: pytest.CaptureFixture[str]) -> None:
     async def main() -> None:
-        printer = _Printer("helper", ChatEvents(), interactive=False)
+        printer = _Printer(ChatEvents(), interactive=False)
         await printer.on_model_status(FAILED)
 
     asyncio.run(main())

@@ -116,6 +116,36 @@ def test_a_message_another_client_sends_shows_in_the_open_chat_with_its_reply_an
     asyncio.run(main())
 
 
+def test_a_question_asked_before_the_shell_attached_or_while_another_agent_was_shown_is_asked_on_show(
+    tmp_path: Path,
+) -> None:
+    """Issue 25.1: the shell showed "running…" and no question for a run another client had started."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            for name in ("Ops", "Writer"):
+                await host.call("agent.create", {"name": name, "settings": TOOLS})
+            sent = await host.call("agent.send", {"agentId": "ops", "text": "run echo asked-before"})
+            await host.wait_for("agent.tool", lambda p: p["runId"] == sent["runId"] and p["status"] == "pending")
+            async with _shell(tmp_path, "ops") as (app, pilot):
+                # Offered when the shell attached, and asked in Ops's chat.
+                await until(pilot, lambda: bool(app.query(ApprovalPrompt)))
+                assert "asks you" in str(app.query_one("#agents", OptionList).get_option("ops").prompt)
+                app.select("writer")
+                await until(pilot, lambda: app.current == "writer" and not app.query(ApprovalPrompt))
+                app.select("ops")
+                await until(pilot, lambda: app.current == "ops" and bool(app.query(ApprovalPrompt)))
+                app.query_one(ApprovalPrompt).focus()
+                await pilot.press("y")
+                await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+                assert "shell said: asked-before" in host.texts("ops", sent["runId"])
+                await until(
+                    pilot, lambda: "asks you" not in str(app.query_one("#agents", OptionList).get_option("ops").prompt)
+                )
+
+    asyncio.run(main())
+
+
 def test_messages_typed_while_busy_wait_in_the_queue_and_a_cancel_stops_the_turn_and_drops_them(
     tmp_path: Path,
 ) -> None:
