@@ -185,9 +185,9 @@ class ChatView(Vertical):
             self.set_status("waiting")
         elif status == "started":
             self._reply = None
-            prompt = self._prompts.pop(call_id, None)
-            if prompt is not None and prompt.decision is None:
-                prompt.settle("answered elsewhere")
+            asked = self._prompts.pop(call_id, None)
+            if asked is not None and asked.decision is None:
+                asked.settle("answered elsewhere")
             entry = ToolEntry(call_id, params.get("name", "?"), params.get("arguments", {}))
             self._tools[call_id] = entry
             self._add(entry)
