@@ -1,18 +1,20 @@
 """Delivery: every run of an agent comes from its inbox, one at a time, in order.
 
 A person's message, a wake, a request's outcome or a Work instruction is put in the agent's inbox and
-acknowledged at once (with its place in line); when the agent is free the next item's message is written
-to its transcript and its run starts. `interrupt` (a person) and `priority` (a peer) put the item first and
-cancel the running turn, which starts the item once it has ended. When a run ends (or an item is dropped
-unstarted) the end listeners hear of it before the item leaves the inbox, so a request is closed before
-its wake is forgotten. After a restart every item still in an inbox is delivered once.
+acknowledged once it is on disk (with its place in line); when the agent is free the next item is marked
+started on disk, then its message is written to its transcript and its run starts. `interrupt` (a person)
+and `priority` (a peer) put the item first and cancel the running turn, which starts the item once it has
+ended. When a run ends (or an item is dropped unstarted) the end listeners hear of it before the item
+leaves the inbox, so a request is closed before its wake is forgotten. After a restart every item still in
+an inbox is delivered again, one whose run had begun as a new attempt under a new run id. Every inbox
+write goes through `_change`, one at a time per agent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -20,7 +22,7 @@ from host.errors import StorageError
 from host.runs.project_root import check_project_root
 from host.runs.scheduler import Notify, Run, RunManager, RunOrigin
 from host.store.agents import AgentStore
-from host.together.inbox import INBOX_FILE, Inbox, InboxItem
+from host.together.inbox import INBOX_FILE, Inbox, InboxItem, new_run_id
 from protocol.models.host import AgentEndedEvent, RunInfo
 from protocol.models.together import QueuedRun
 
@@ -55,6 +57,7 @@ class Deliveries:
         self._seqs: dict[str, int] = {}
         self._stopping: set[str] = set()
         self._saving: dict[str, asyncio.Lock] = {}
+        self._leaving: set[str] = set()  # waiting items being dropped: never started meanwhile
         self.end_listeners: list[EndListener] = []
         self.halted = False
         """Set while the host stops: an ending run then keeps its item, to be delivered on the next start."""
@@ -84,11 +87,13 @@ class Deliveries:
         ]
 
     def queued_runs(self) -> list[RunInfo]:
-        """Every waiting run of every agent, for `host.status`."""
+        """Every waiting run of every agent, for `host.status` (and whether the host is idle): one marked started
+        whose run the run manager does not know yet (its message is being written) is counted too."""
         return [
             RunInfo(run_id=item.run_id, agent_id=agent_id, state="queued")
             for agent_id in sorted(self._inboxes)
-            for item in (self._inboxes[agent_id].waiting() if self._store.exists(agent_id) else [])
+            for item in (self._inboxes[agent_id].items if self._store.exists(agent_id) else [])
+            if not item.started or self._runs.get(item.run_id) is None
         ]
 
     async def send(
@@ -110,7 +115,7 @@ class Deliveries:
             InvalidRequestError: the project root cannot be one (see `check_project_root`).
         """
         root = check_project_root(project_root, self._store.data_dir) if project_root is not None else None
-        item = InboxItem(f"run-{uuid.uuid4().hex[:12]}", "user", text, project_root=root)
+        item = InboxItem(new_run_id(), "user", text, project_root=root)
         seq, position = await self.deliver(agent_id, item, interrupt=interrupt)
         return item.run_id, seq, position
 
@@ -130,46 +135,90 @@ class Deliveries:
 
         Raises:
             NotFoundError: no such agent.
+            StorageError: the inbox could not take it (it is not kept), or its message could not be written yet
+                (it waits in its place).
         """
-        inbox = self.inbox(agent_id)
-        inbox.push(item, front=front or interrupt, save=False)
-        try:
-            await self._save(agent_id)
-        except StorageError:
-            inbox.remove(item.run_id, save=False)  # refused, so it must not wait in memory and run later
-            raise
+        await self.enqueue(agent_id, item, front=front or interrupt)
+        return await self.place(agent_id, item.run_id, interrupt=interrupt)
+
+    async def place(self, agent_id: str, run_id: str, *, interrupt: bool = False) -> tuple[int | None, int]:
+        """Start the agent's next item if it is free (its turn cancelled first on `interrupt`); where is `run_id`?
+
+        Returns:
+            (seq of its message, 0) when its run started, else (None, its place in line from 1).
+
+        Raises:
+            StorageError: the next item's message could not be written yet (it waits in its place).
+        """
         if interrupt:
             await self._runs.cancel(agent_id)
         await self.pump(agent_id)
-        current = inbox.find(item.run_id)
-        if current is not None and current.started:
-            return self._seqs.pop(item.run_id, None), 0
-        if current is None:  # it started and already ended
-            return self._seqs.pop(item.run_id, None), 0
+        inbox = self.inbox(agent_id)
+        current = inbox.find(run_id)
+        if current is None or current.started:  # started (and perhaps already ended)
+            return self._seqs.pop(run_id, None), 0
         await self._on_status(agent_id)
         return None, inbox.waiting().index(current) + 1
 
-    async def _save(self, agent_id: str) -> None:
-        """Write the agent's inbox in a worker thread, one write at a time, so the event loop never waits
-        on its fsyncs. Each write takes the items as they are when it runs, so the last one is the newest.
+    async def enqueue(self, agent_id: str, item: InboxItem, *, front: bool = False) -> None:
+        """Put `item` in the agent's inbox, on disk, without starting it (`pump` does).
 
         Raises:
-            StorageError: the disk refused the write.
+            NotFoundError: no such agent.
+            StorageError: the disk refused it; it is not in the inbox.
         """
+        await self._change(agent_id, lambda inbox: inbox.pushed(item, front=front))
+
+    async def _change(
+        self, agent_id: str, change: Callable[[Inbox], list[InboxItem] | None], *, even_if_refused: bool = False
+    ) -> list[InboxItem] | None:
+        """The one way an inbox changes: `change` makes the new items from those last written, a worker thread
+        writes them (one write at a time per agent, so the loop never waits on the fsyncs and an older list is
+        never written over a newer one), and only then are they the inbox's items.
+
+        Returns:
+            The items written, or None when `change` had nothing to change.
+
+        Raises:
+            StorageError: the disk refused the write; the items are as they were, unless `even_if_refused`
+                (then they are the new ones all the same, and the file catches up at the next write).
+        """
+        inbox = self.inbox(agent_id)
         async with self._saving.setdefault(agent_id, asyncio.Lock()):
-            await asyncio.to_thread(self.inbox(agent_id).save)
+            items = change(inbox)
+            if items is None:
+                return None
+            try:
+                await asyncio.to_thread(inbox.write, items)
+            except StorageError:
+                if even_if_refused:
+                    inbox.items = items
+                raise
+        return items
+
+    def _busy(self, agent_id: str) -> bool:
+        """Whether nothing may start for the agent now (stopping host, deleted agent, a run in progress)."""
+        return self.halted or not self._store.exists(agent_id) or self._runs.active_run(agent_id) is not None
 
     async def pump(self, agent_id: str) -> None:
-        """Start the agent's next item if it has no run."""
-        if self.halted or not self._store.exists(agent_id) or self._runs.active_run(agent_id) is not None:
+        """Start the agent's next item if it has no run: marked started on disk first, then its run begins.
+
+        Raises:
+            StorageError: the item could not be marked, or its message could not be written (it waits).
+        """
+        if self._busy(agent_id):
             return
-        inbox = self.inbox(agent_id)
-        waiting = inbox.waiting()
-        if not waiting or any(item.started for item in inbox.items):
+
+        def start_next(inbox: Inbox) -> list[InboxItem] | None:
+            if self._busy(agent_id) or any(item.started for item in inbox.items):
+                return None
+            head = next((item for item in inbox.waiting() if item.run_id not in self._leaving), None)
+            return None if head is None else inbox.marked(head.run_id)
+
+        items = await self._change(agent_id, start_next)
+        if items is None:
             return
-        item = waiting[0]
-        # Not written: a restart delivers a started item again anyway, so the flag matters in memory only.
-        inbox.mark_started(item.run_id, save=False)
+        item = next(item for item in items if item.started)
         origin = RunOrigin(
             kind=item.kind,
             from_agent=item.from_agent,
@@ -180,9 +229,11 @@ class Deliveries:
         )
         try:
             _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)
-        except BaseException:
-            # Not started (its message could not be written): it waits, and the caller hears why.
-            inbox.mark_started(item.run_id, False, save=False)
+        except Exception:
+            # Not started (its message could not be written): it waits, and the caller hears why. The file may
+            # keep it started; then a restart runs it under a new id, which is as good.
+            with contextlib.suppress(StorageError):
+                await self._change(agent_id, lambda inbox: inbox.marked(item.run_id, False), even_if_refused=True)
             raise
         self._seqs[item.run_id] = seq
 
@@ -193,14 +244,14 @@ class Deliveries:
         """
         try:
             if self.halted or not self._store.exists(run.agent_id):
-                return
-            inbox = self.inbox(run.agent_id)
-            item = inbox.find(run.run_id)
+                return  # a stopping host keeps the item started: the next start runs it as a new attempt
+            item = self.inbox(run.agent_id).find(run.run_id)
             if item is not None:
                 reason: ItemEnd = "stopped" if run.agent_id in self._stopping else run.reason or "error"
                 await self._tell(item, reason, run)
-                inbox.remove(run.run_id, save=False)
-                await self._save(run.agent_id)
+                # Gone even if the disk refuses: its run has ended and the agent must go on. The file then keeps
+                # it started, and a restart runs it again under a new id.
+                await self._change(run.agent_id, lambda inbox: inbox.without(run.run_id), even_if_refused=True)
         except Exception:  # an end record must never stop the end of a run from being announced
             logger.exception("after run %s of %s, closing its inbox item failed", run.run_id, run.agent_id)
 
@@ -223,6 +274,7 @@ class Deliveries:
 
         Raises:
             NotFoundError: no such agent.
+            StorageError: the waiting item could not be removed (it waits still).
         """
         inbox = self.inbox(agent_id)
         active = self._runs.active_run(agent_id)
@@ -231,24 +283,44 @@ class Deliveries:
         item = inbox.find(run_id)
         if item is None or item.started:
             return False
-        await self._drop(agent_id, item, "cancelled")
+        dropped = await self._drop(agent_id, item, "cancelled")
         await self._on_status(agent_id)
+        return dropped
+
+    def _unless_started(self, run_id: str) -> Callable[[Inbox], list[InboxItem] | None]:
+        """A change removing a waiting item; nothing when it has started meanwhile (or is gone)."""
+
+        def remove(inbox: Inbox) -> list[InboxItem] | None:
+            item = inbox.find(run_id)
+            return None if item is None or item.started else inbox.without(run_id)
+
+        return remove
+
+    async def _drop(self, agent_id: str, item: InboxItem, reason: ItemEnd) -> bool:
+        """Tell the listeners, then remove the waiting item (kept from starting meanwhile) and announce its end."""
+        self._leaving.add(item.run_id)
+        try:
+            await self._tell(item, reason, None)
+            removed = await self._change(agent_id, self._unless_started(item.run_id))
+        finally:
+            self._leaving.discard(item.run_id)
+        if removed is None:
+            return False
+        await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=item.run_id, reason="cancelled"))
         return True
 
-    async def _drop(self, agent_id: str, item: InboxItem, reason: ItemEnd) -> None:
-        await self._tell(item, reason, None)
-        self.inbox(agent_id).remove(item.run_id, save=False)
-        await self._save(agent_id)
-        await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=item.run_id, reason="cancelled"))
+    async def withdraw(self, agent_id: str, run_id: str) -> bool:
+        """Remove one waiting item that nobody heard of (a question whose request was never opened).
+
+        Raises:
+            StorageError: the inbox could not be written; the item waits still.
+        """
+        return await self._change(agent_id, self._unless_started(run_id)) is not None
 
     async def drop(self, agent_id: str, run_id: str) -> bool:
         """Drop one waiting item without announcing it to listeners as a person's cancel (a request timed out)."""
-        inbox = self.inbox(agent_id)
-        item = inbox.find(run_id)
-        if item is None or item.started:
+        if not await self.withdraw(agent_id, run_id):
             return False
-        inbox.remove(run_id, save=False)
-        await self._save(agent_id)
         await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=run_id, reason="cancelled"))
         await self._on_status(agent_id)
         return True
@@ -261,22 +333,23 @@ class Deliveries:
         """
         inbox = self.inbox(agent_id)
         self._stopping.add(agent_id)
+        dropped = 0
         try:
-            waiting = inbox.waiting()
-            for item in waiting:
-                await self._drop(agent_id, item, "stopped")
+            for item in inbox.waiting():
+                dropped += await self._drop(agent_id, item, "stopped")
             await self._runs.cancel(agent_id)
         finally:
             self._stopping.discard(agent_id)
         await self._on_status(agent_id)
-        return len(waiting)
+        return dropped
 
     def forget(self, agent_id: str) -> None:
         """Let a deleted agent's inbox go (its file went to the trash with the agent)."""
         self._inboxes.pop(agent_id, None)
 
-    def recover(self) -> int:
-        """At start-up, before any run: every item left in an inbox waits again (its run never ended).
+    async def recover(self) -> int:
+        """At start-up, before any run: every item left in an inbox waits again, and one whose run had begun
+        waits as a new attempt under a new run id (that run was closed under its own, or never wrote a line).
 
         Returns:
             How many items wait in all.
@@ -284,11 +357,15 @@ class Deliveries:
         total = 0
         for agent in self._store.list():
             inbox = self.inbox(agent.agent_id)
-            again = inbox.restart()
+            again = [item for item in inbox.items if item.started]
             if again:
                 logger.info(
                     "%s: %d run(s) had not ended when the host stopped; delivering again", agent.agent_id, len(again)
                 )
+                try:
+                    await self._change(agent.agent_id, lambda inbox: inbox.retried(), even_if_refused=True)
+                except StorageError as exc:  # the file keeps them started: the next start renames them again
+                    logger.error("%s: the inbox could not be written: %s", agent.agent_id, exc.message)
             total += len(inbox.items)
         return total
 
