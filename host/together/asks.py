@@ -166,6 +166,7 @@ class RequestDesk:
                 except StorageError as exc:
                     logger.error("request %s: its outcome waits for room: %s", request.request_id, exc.message)
                     self._unsent.add(request.request_id)
+                    self._changed.set()  # `serve` tries it again
                     return
         self._unsent.discard(request.request_id)
         try:
@@ -194,6 +195,7 @@ class RequestDesk:
                 await self.close(request, "timeout", f"{request.receiver} did not answer within {seconds} s")
             except StorageError as exc:
                 logger.error("request %s could not be closed yet: %s", request.request_id, exc.message)
+                self._changed.set()  # `serve` tries it again
                 continue
             expired += 1
         return expired
