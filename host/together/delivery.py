@@ -1,28 +1,31 @@
 """Delivery: every run of an agent comes from its inbox, one at a time, in order.
 
 A person's message, a wake, a request's outcome or a Work instruction is put in the agent's inbox and
-acknowledged once it is on disk (with its place in line); when the agent is free the next item is marked
-started on disk, then its message is written to its transcript and its run starts. `interrupt` (a person)
-and `priority` (a peer) put the item first and cancel the running turn, which starts the item once it has
+acknowledged once it is on disk (with its place in line); when the agent is free the next item's message
+is written to its transcript, naming the item's run id, and its run starts. `interrupt` (a person) and
+`priority` (a peer) put the item first and cancel the running turn, which starts the item once it has
 ended. When a run ends (or an item is dropped unstarted) the end listeners hear of it before the item
 leaves the inbox, so a request is closed before its wake is forgotten. After a restart every item still in
-an inbox is delivered again, one whose run had begun as a new attempt under a new run id. Every inbox
-write goes through `_change`, one at a time per agent.
+an inbox is delivered again, one whose run had begun (its id is in its transcript) as a new attempt under
+a new run id. Every inbox change goes through `_change`, one at a time per agent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from functools import partial
 from typing import Literal
 
 from host.errors import StorageError
 from host.runs.project_root import check_project_root
 from host.runs.scheduler import Notify, Run, RunManager, RunOrigin
 from host.store.agents import AgentStore
+from host.store.transcript import Transcript
 from host.together.inbox import INBOX_FILE, Inbox, InboxItem, new_run_id
+from protocol.errors import JsonRpcError
 from protocol.models.host import AgentEndedEvent, RunInfo
 from protocol.models.together import QueuedRun
 
@@ -167,17 +170,35 @@ class Deliveries:
             NotFoundError: no such agent.
             StorageError: the disk refused it; it is not in the inbox.
         """
+        self._store.get(agent_id)
+        item = replace(item, after_seq=self._last_seq(agent_id, item))
         await self._change(agent_id, lambda inbox: inbox.pushed(item, front=front))
 
+    def _transcript(self, agent_id: str, item: InboxItem) -> Transcript:
+        """Where the item's runs write (its agent's transcript, or the member's in a Work)."""
+        return self._runs.transcript_of(Run(item.run_id, agent_id, _origin(item)))
+
+    def _last_seq(self, agent_id: str, item: InboxItem) -> int:
+        try:
+            return self._transcript(agent_id, item).last_seq
+        except (JsonRpcError, OSError):  # not readable now: a restart then looks through all of it
+            return 0
+
     async def _change(
-        self, agent_id: str, change: Callable[[Inbox], list[InboxItem] | None], *, even_if_refused: bool = False
+        self,
+        agent_id: str,
+        change: Callable[[Inbox], list[InboxItem] | None],
+        *,
+        write: bool = True,
+        even_if_refused: bool = False,
     ) -> list[InboxItem] | None:
         """The one way an inbox changes: `change` makes the new items from those last written, a worker thread
         writes them (one write at a time per agent, so the loop never waits on the fsyncs and an older list is
-        never written over a newer one), and only then are they the inbox's items.
+        never written over a newer one), and only then are they the inbox's items. With `write` False the
+        change is made in memory alone (a start mark), in the same order, and reaches the file with the next.
 
         Returns:
-            The items written, or None when `change` had nothing to change.
+            The new items, or None when `change` had nothing to change.
 
         Raises:
             StorageError: the disk refused the write; the items are as they were, unless `even_if_refused`
@@ -188,6 +209,9 @@ class Deliveries:
             items = change(inbox)
             if items is None:
                 return None
+            if not write:
+                inbox.items = items
+                return items
             try:
                 await asyncio.to_thread(inbox.write, items)
             except StorageError:
@@ -201,10 +225,10 @@ class Deliveries:
         return self.halted or not self._store.exists(agent_id) or self._runs.active_run(agent_id) is not None
 
     async def pump(self, agent_id: str) -> None:
-        """Start the agent's next item if it has no run: marked started on disk first, then its run begins.
+        """Start the agent's next item if it has no run.
 
         Raises:
-            StorageError: the item could not be marked, or its message could not be written (it waits).
+            StorageError: its message could not be written (it waits, and the caller hears why).
         """
         if self._busy(agent_id):
             return
@@ -215,25 +239,15 @@ class Deliveries:
             head = next((item for item in inbox.waiting() if item.run_id not in self._leaving), None)
             return None if head is None else inbox.marked(head.run_id)
 
-        items = await self._change(agent_id, start_next)
+        # Not written: the message line the run starts with is the record that it began (see `recover`).
+        items = await self._change(agent_id, start_next, write=False)
         if items is None:
             return
         item = next(item for item in items if item.started)
-        origin = RunOrigin(
-            kind=item.kind,
-            from_agent=item.from_agent,
-            hops=item.hops,
-            request_id=item.request_id,
-            work_id=item.work_id,
-            project_root=item.project_root,
-        )
         try:
-            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)
-        except Exception:
-            # Not started (its message could not be written): it waits, and the caller hears why. The file may
-            # keep it started; then a restart runs it under a new id, which is as good.
-            with contextlib.suppress(StorageError):
-                await self._change(agent_id, lambda inbox: inbox.marked(item.run_id, False), even_if_refused=True)
+            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=_origin(item))
+        except BaseException:
+            await self._change(agent_id, lambda inbox: inbox.marked(item.run_id, False), write=False)
             raise
         self._seqs[item.run_id] = seq
 
@@ -348,8 +362,9 @@ class Deliveries:
         self._inboxes.pop(agent_id, None)
 
     async def recover(self) -> int:
-        """At start-up, before any run: every item left in an inbox waits again, and one whose run had begun
-        waits as a new attempt under a new run id (that run was closed under its own, or never wrote a line).
+        """At start-up, before any run (after the transcripts' recovery): every item left in an inbox waits
+        again, and one whose run had begun waits as a new attempt under a new run id, since that run was
+        closed (or ended) under its own.
 
         Returns:
             How many items wait in all.
@@ -357,18 +372,50 @@ class Deliveries:
         total = 0
         for agent in self._store.list():
             inbox = self.inbox(agent.agent_id)
-            again = [item for item in inbox.items if item.started]
-            if again:
-                logger.info(
-                    "%s: %d run(s) had not ended when the host stopped; delivering again", agent.agent_id, len(again)
-                )
+            begun = self._begun(agent.agent_id, inbox.items)
+            if begun or any(item.started for item in inbox.items):
+                logger.info("%s: %d run(s) had begun when the host stopped; again now", agent.agent_id, len(begun))
                 try:
-                    await self._change(agent.agent_id, lambda inbox: inbox.retried(), even_if_refused=True)
-                except StorageError as exc:  # the file keeps them started: the next start renames them again
+                    await self._change(agent.agent_id, partial(Inbox.retried, begun=begun), even_if_refused=True)
+                except StorageError as exc:  # the transcripts still say so: the next start renames them again
                     logger.error("%s: the inbox could not be written: %s", agent.agent_id, exc.message)
             total += len(inbox.items)
         return total
 
+    def _begun(self, agent_id: str, items: list[InboxItem]) -> set[str]:
+        """The ids of `items` whose run wrote a line: read back in each transcript to the oldest item's queueing.
+
+        An item whose transcript cannot be read counts as begun: a new id is always safe.
+        """
+        places: dict[str | None, list[InboxItem]] = {}
+        for item in items:
+            places.setdefault(item.work_id, []).append(item)
+        begun: set[str] = set()
+        for place in places.values():
+            ids = {item.run_id for item in place}
+            since = min(item.after_seq for item in place)
+            try:
+                for event in self._transcript(agent_id, place[0]).read_backwards():
+                    if int(event["seq"]) <= since or ids <= begun:
+                        break
+                    if event.get("runId") in ids:
+                        begun.add(str(event["runId"]))
+            except (JsonRpcError, OSError) as exc:
+                logger.error("%s: its transcript could not be read (%s); its waiting runs get new ids", agent_id, exc)
+                begun |= ids
+        return begun
+
     async def pump_all(self) -> None:
         for agent_id in sorted(self._inboxes):
             await self.pump(agent_id)
+
+
+def _origin(item: InboxItem) -> RunOrigin:
+    return RunOrigin(
+        kind=item.kind,
+        from_agent=item.from_agent,
+        hops=item.hops,
+        request_id=item.request_id,
+        work_id=item.work_id,
+        project_root=item.project_root,
+    )

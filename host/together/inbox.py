@@ -1,11 +1,12 @@
 """An agent's inbox: the runs waiting for it, durable in `agents/<agentId>/inbox.json`.
 
 A person's message, a peer's wake, a request's outcome and a Work instruction all wait here, in order,
-until the agent is free. An item is marked started in the file before its message is written to the
-transcript, under the item's run id, and stays until that run has ended; so one acknowledged before a
-crash (SIGKILL included) is delivered when the host starts again, as a new attempt under a fresh run id
-(`retried`): no run id is ever used twice. The list changes only by `write`, which replaces the file
-atomically with a list made from the one last written; a file that does not parse is set aside, never lost.
+until the agent is free. An item's message is written to the transcript when its run starts, naming the
+item's run id, and the item stays until that run has ended; so one acknowledged before a crash (SIGKILL
+included) is delivered when the host starts again, and one whose run had begun (its id is in its
+transcript) as a new attempt under a fresh run id (`retried`): no run id is ever used twice. The file is
+replaced whole (`write`) with a list made from the one last written; a file that does not parse is set
+aside, never lost.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class InboxItem:
-    """One waiting run: `run_id` is the id of its next run, or of the run that has `started` (written before
-    its message is). `attempts` counts the runs of it that began before this one, each under its own id."""
+    """One waiting run: `run_id` is the id of its next run, or of the run that has `started`. `attempts` counts
+    the runs of it that began before, each under its own id. `after_seq` is the last seq of its transcript when
+    it was queued: any line of a run of it comes after, so a restart looks back no further for them."""
 
     run_id: str
     kind: ItemKind
@@ -53,6 +55,7 @@ class InboxItem:
     queued_at: str = ""
     project_root: str | None = None
     attempts: int = 0
+    after_seq: int = 0
 
     def retried(self) -> InboxItem:
         """The item as its next attempt: a new run id, not started."""
@@ -137,6 +140,7 @@ class Inbox:
     def without(self, run_id: str) -> list[InboxItem]:
         return [item for item in self.items if item.run_id != run_id]
 
-    def retried(self) -> list[InboxItem]:
-        """After a restart: every started item's run never finished here, so it waits again as a new attempt."""
-        return [item.retried() if item.started else item for item in self.items]
+    def retried(self, begun: set[str]) -> list[InboxItem]:
+        """After a restart: an item whose run had begun (its id in `begun`, or marked started) waits again as a
+        new attempt; every other item waits again as it was."""
+        return [item.retried() if item.started or item.run_id in begun else item for item in self.items]

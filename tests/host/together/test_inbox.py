@@ -29,20 +29,22 @@ def test_items_wait_in_order_and_a_front_item_goes_after_the_started_one(tmp_pat
     assert [i.run_id for i in inbox.waiting()] == ["r0", "r2", "r3"]
 
 
-def test_a_started_item_waits_again_after_a_restart_as_a_new_attempt_and_the_others_keep_their_ids(
+def test_an_item_whose_run_had_begun_waits_again_as_a_new_attempt_and_the_others_keep_their_ids(
     tmp_path: Path,
 ) -> None:
     inbox = Inbox(tmp_path / "inbox.json")
     push(inbox, item("r1", "wake", from_agent="ann", hops=2, request_id="q-0123456789ab"))
     push(inbox, item("r2"))
-    inbox.write(inbox.marked("r1"))
+    push(inbox, item("r3"))
+    inbox.write(inbox.marked("r3"))
     again = Inbox(tmp_path / "inbox.json")
-    assert again.items == inbox.items and again.items[0].started, "the start mark is on disk"
-    again.write(again.retried())
-    first, second = Inbox(tmp_path / "inbox.json").items
-    assert first.run_id not in ("r1", "r2") and first.run_id.startswith("run-")
+    assert again.items == inbox.items
+    again.write(again.retried({"r1"}))
+    first, second, third = Inbox(tmp_path / "inbox.json").items
+    assert first.run_id not in ("r1", "r2", "r3") and first.run_id.startswith("run-")
     assert (first.attempts, first.started, first.text, first.request_id) == (1, False, "text of r1", "q-0123456789ab")
     assert (second.run_id, second.attempts) == ("r2", 0), "an item that never started keeps its id"
+    assert third.run_id != "r3" and (third.attempts, third.started) == (1, False), "marked started: begun too"
     wake = {"type": "wake", "text": "text of r1", "fromAgent": "ann", "hops": 2, "requestId": "q-0123456789ab"}
     assert first.event() == {**wake, "seq": 0, "ts": ""}
 
