@@ -179,3 +179,32 @@ def test_a_host_killed_mid_run_and_again_during_its_recovery_ends_each_run_once(
     last = [e for e in events if e["type"] == "ended"][-1]
     assert (last["runId"], last["reason"]) == (messages[1], "idle")
     assert json.loads((first / "agents/ann/inbox.json").read_text(encoding="utf-8"))["items"] == []
+
+
+def test_a_waiting_run_cancelled_just_as_its_turn_comes_is_cancelled_and_never_also_run(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": quiet(STREAM, HELLO)})
+            busy = await host.call("agent.send", {"agentId": "ann", "text": "stream"})
+            await host.wait_for("agent.delta", lambda p: p["runId"] == busy["runId"])
+            queued = await host.call("agent.send", {"agentId": "ann", "text": "later"})
+            assert queued["position"] == 1
+            told, release = asyncio.Event(), asyncio.Event()
+
+            async def slow_listener(item: Any, reason: str, run: Run | None) -> None:
+                if item.run_id == queued["runId"]:
+                    told.set()
+                    await release.wait()  # the cancel is under way, the item not yet gone
+
+            host.server.together.deliveries.end_listeners.append(slow_listener)
+            cancelling = asyncio.create_task(host.call("agent.cancel", {"agentId": "ann", "runId": queued["runId"]}))
+            await told.wait()
+            await host.call("agent.cancel", {"agentId": "ann"})  # the turn before it ends: its turn comes
+            release.set()
+            assert (await cancelling)["cancelled"] is True
+            await until_idle(host, "ann")
+            heard = [(m, p["runId"]) for m, p in host.events if m in ("agent.started", "agent.ended")]
+            assert heard.count(("agent.ended", queued["runId"])) == 1
+            assert ("agent.started", queued["runId"]) not in heard, "a cancelled run never starts"
+
+    asyncio.run(main())
