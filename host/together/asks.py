@@ -14,7 +14,6 @@ again later (an expiry, an outcome), never dropped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from host.errors import StorageError
@@ -91,9 +90,7 @@ class RequestDesk:
         try:
             request = self.book.open_request(asker, receiver, question, timeout, hops, request_id=request_id)
         except StorageError:
-            # A question left on disk without its request is dropped at the next start.
-            with contextlib.suppress(StorageError):
-                await self._deliveries.withdraw(receiver, item.run_id)
+            await self._deliveries.withdraw(receiver, item.run_id)  # and at the next start, if still on disk
             raise
         self._changed.set()
         try:

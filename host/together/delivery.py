@@ -258,13 +258,13 @@ class Deliveries:
         """
         try:
             if self.halted or not self._store.exists(run.agent_id):
-                return  # a stopping host keeps the item started: the next start runs it as a new attempt
+                return  # a stopping host keeps the item: its run is in the transcript, so the next start retries it
             item = self.inbox(run.agent_id).find(run.run_id)
             if item is not None:
                 reason: ItemEnd = "stopped" if run.agent_id in self._stopping else run.reason or "error"
                 await self._tell(item, reason, run)
                 # Gone even if the disk refuses: its run has ended and the agent must go on. The file then keeps
-                # it started, and a restart runs it again under a new id.
+                # it, and a restart runs it again under a new id (its run is in the transcript).
                 await self._change(run.agent_id, lambda inbox: inbox.without(run.run_id), even_if_refused=True)
         except Exception:  # an end record must never stop the end of a run from being announced
             logger.exception("after run %s of %s, closing its inbox item failed", run.run_id, run.agent_id)
@@ -324,12 +324,16 @@ class Deliveries:
         return True
 
     async def withdraw(self, agent_id: str, run_id: str) -> bool:
-        """Remove one waiting item that nobody heard of (a question whose request was never opened).
+        """Remove one waiting item that must not run: a question whose request was never opened, or is closed.
 
-        Raises:
-            StorageError: the inbox could not be written; the item waits still.
+        It is gone even when the disk refuses the write: a restart drops it from the file again (its request is
+        unknown or closed there too). Returns whether it was waiting.
         """
-        return await self._change(agent_id, self._unless_started(run_id)) is not None
+        try:
+            return await self._change(agent_id, self._unless_started(run_id), even_if_refused=True) is not None
+        except StorageError as exc:
+            logger.error("%s: run %s is dropped, but the inbox could not be written: %s", agent_id, run_id, exc.message)
+            return True
 
     async def drop(self, agent_id: str, run_id: str) -> bool:
         """Drop one waiting item without announcing it to listeners as a person's cancel (a request timed out)."""
