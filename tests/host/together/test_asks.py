@@ -25,7 +25,7 @@ SILENT_BOB = scripted_model({"match": ".", "on": "wake", "reply": "s" * 2000, "c
 def test_a_deadline_the_disk_refuses_to_close_is_closed_once_there_is_room(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(asks, "RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(asks, "RETRY_SECONDS", 0.05, raising=False)
     clock = FakeClock()
     full = asyncio.Event()
     append = RequestBook._append
@@ -59,7 +59,7 @@ def test_a_deadline_the_disk_refuses_to_close_is_closed_once_there_is_room(
 def test_an_outcome_the_asker_inbox_refuses_is_sent_once_there_is_room(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(asks, "RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(asks, "RETRY_SECONDS", 0.05, raising=False)
     clock = FakeClock()
 
     async def main() -> None:
