@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import host.together.asks as asks
+import host.together.inbox as inbox_module
 from host.store.durable import storage_error
 from host.together.requests import RequestBook
 from tests.support.host_process import scripted_model
@@ -68,16 +69,16 @@ def test_an_outcome_the_asker_inbox_refuses_is_sent_once_there_is_room(
             await host.call("agent.create", {"name": "bob", "settings": SILENT_BOB})
             together = host.server.together
             request, _ = await together.desk.ask("ann", "bob", "ready?", 60, 1)
-            inbox = together.deliveries.inbox("ann")
-            write, refused = inbox.write, []
+            inbox_path = together.deliveries.inbox("ann").path
+            write, refused = inbox_module.write_json_atomic, []
 
-            def refusing(items: list[Any]) -> None:
-                if not refused:
-                    refused.append(items)
-                    raise storage_error(inbox.path, OSError(errno.ENOSPC, "No space left on device"), "the inbox")
-                write(items)
+            def refusing(path: Path, value: Any) -> None:
+                if path == inbox_path and not refused:
+                    refused.append(value)
+                    raise storage_error(path, OSError(errno.ENOSPC, "No space left on device"), "the inbox")
+                write(path, value)
 
-            monkeypatch.setattr(inbox, "write", refusing)
+            monkeypatch.setattr(inbox_module, "write_json_atomic", refusing)
             clock.t += 61
             await together.desk.expire_due()
             closed = together.desk.book.get(request.request_id)
