@@ -4,16 +4,20 @@ Leading system messages become the `system` blocks; a message with `cache_breakp
 `cache_control: ephemeral` on its last block, and when none is marked the last system block gets it, so
 the frozen prefix is served from the provider's prompt cache. At most four breakpoints are sent (the
 API's limit), the earliest ones. Tool results travel as `tool_result` blocks in a user message; a tool
-call is emitted when its block closes. Usage adds cache reads and writes to the prompt tokens.
+call is emitted when its block closes. Usage adds cache reads and writes to the prompt tokens. The body
+is JSON made here and posted as bytes, as for the OpenAI-compatible provider.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import anthropic
 import httpx2
+from anthropic.types import Message as ApiMessage
+from anthropic.types import RawMessageStreamEvent
 
 from kernel.providers._common import (
     error_detail,
@@ -64,20 +68,27 @@ class AnthropicProvider(RemoteProvider):
     def open_client(self, api_key: str, base_url: str, timeout: httpx2.Timeout) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        return build_request_body(request)
+    def request_body(self, request: ModelRequest) -> bytes:
+        body = build_request_body(request)
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
-    def attempt(self, client: Any, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    def attempt(self, client: Any, body: bytes) -> AsyncGenerator[ModelEvent, None]:
         return _attempt(client, body)
 
 
-async def _attempt(client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+async def _attempt(client: anthropic.AsyncAnthropic, body: bytes) -> AsyncGenerator[ModelEvent, None]:
     tool_blocks: dict[int, tuple[str, str, list[str]]] = {}
     usage = _UsageCounter()
     stop_reason: str | None = None
     finished = False
     with map_sdk_errors(anthropic, _status_failure):
-        stream = await client.messages.create(**body)
+        stream = await client.post(
+            "/v1/messages",
+            cast_to=ApiMessage,
+            content=body,
+            stream=True,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+        )
         async with stream:
             async for event in stream:
                 if event.type == "message_start":
