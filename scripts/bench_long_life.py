@@ -185,13 +185,12 @@ async def run(turns: int, context_window: int | None, progress: bool) -> list[Tu
 
 def _row(label: str, window: list[Turn]) -> str:
     median = statistics.median(t.seconds for t in window) * 1000
-
-    def mean_ms(values: list[float]) -> float:
-        return sum(values) / len(values) * 1000
-
+    host = sum(t.host_cpu for t in window) / len(window) * 1000
+    kernel = sum(t.kernel_cpu for t in window) / len(window) * 1000
+    model = sum(t.model_cpu for t in window) / len(window) * 1000
     return (
-        f"{label:<16} median {median:7.1f} ms   cpu per turn: host {mean_ms([t.host_cpu for t in window]):6.1f} ms,"
-        f" kernel {mean_ms([t.kernel_cpu for t in window]):6.1f} ms, model {mean_ms([t.model_cpu for t in window]):5.1f} ms"
+        f"{label:<16} median {median:7.1f} ms   cpu per turn: host {host:6.1f} ms, kernel {kernel:6.1f} ms,"
+        f" model {model:5.1f} ms"
     )
 
 
