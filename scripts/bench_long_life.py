@@ -7,10 +7,11 @@ the last window's median to the first and PASS/FAIL against the goal (at most 1.
 A turn is timed from writing `agent.send` to reading its `agent.ended`. CPU is read from `/proc/<pid>/stat`
 before and after every turn (clock ticks: a single turn's figure is coarse, a window's mean is not). The agent
 has the default settings a person's agent has: memory on, extraction `auto` (each message is worth extracting,
-so every turn is followed by a background extraction call), and the provider's default context window
-(128,000 tokens): a short turn costs about 17 tokens, so no compaction runs within 5,000 turns and the
-model's context holds the whole conversation (about 10,000 messages at the end). The request to the model
-grows with it; the fake model only reads it. `--context-window` sets a smaller window, to include compactions.
+so every turn is followed by a background extraction call with the turn's messages), and the provider's
+default context window (128,000 tokens). A turn here is estimated at about 30 tokens, so the context holds
+the whole conversation for about 3,000 turns (6,000 messages) before compaction bounds it, as it would for
+a person; the run prints the turns in which compactions ran. The request to the model grows with the
+context; the fake model only reads it. `--context-window` sets another window.
 
 Run: python scripts/bench_long_life.py [--turns 5000] [--context-window N]
 """
@@ -179,8 +180,22 @@ async def run(turns: int, context_window: int | None, progress: bool) -> list[Tu
         model.stdin.close()
         await model.wait()
         log.close()
-    print(f"{turns} turns in {elapsed:.0f} s")
+        compacted = _compactions(Path(data_dir) / "agents" / "long" / "transcript.jsonl")
+    print(f"{turns} turns in {elapsed:.0f} s; compactions: {len(compacted)}", end="")
+    print(f" (in turns {', '.join(map(str, compacted))})" if compacted else " (the whole conversation in context)")
     return results
+
+
+def _compactions(transcript: Path) -> list[int]:
+    """The turns in which a compaction ran (by the count of the person's messages up to it)."""
+    turn, found = 0, []
+    with transcript.open(encoding="utf-8") as lines:
+        for line in lines:
+            kind = json.loads(line).get("type")
+            turn += kind == "user"
+            if kind == "compact":
+                found.append(turn)
+    return found
 
 
 def _row(label: str, window: list[Turn]) -> str:

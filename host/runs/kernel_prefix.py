@@ -1,7 +1,7 @@
 """What the kernel holds of each session's messages, so a turn or a summary sends only what follows them.
 
-The host keeps, per session, the chain hashes of the list it last sent in a `turn.start` (the kernel keeps
-that list). A new list goes as the longest prefix the two share, named by its count and chain hash, and the
+The host keeps, per session, the chain hashes of the list the kernel accepted in its last `turn.start` (the
+kernel keeps that list). A new list goes as the longest prefix the two share, named by its count and chain hash, and the
 messages after it; chains are prefix-closed (equal links mean equal lists up to there), so the shared part
 is found by bisection, never by walking the list. A kernel that restarted or let the session go answers
 UNKNOWN_PREFIX, and `PrefixLink` sends the same request again with the whole list. A kernel that comes up
@@ -46,38 +46,39 @@ class SentPrefixes:
 
     def __init__(self) -> None:
         self._held: dict[str, list[str]] = {}
-        self._whole: dict[tuple[str, str], list[ChatMessage]] = {}
+        self._pending: dict[tuple[str, str], tuple[list[ChatMessage], list[str]]] = {}
 
     def split(
         self, method: str, session: str, messages: list[ChatMessage], chain: list[str]
     ) -> tuple[MessagePrefix | None, list[ChatMessage]]:
         """The prefix the kernel holds of `messages` (None: none) and the messages after it.
 
-        A `turn.start`'s list is what the kernel will hold for `session` next; a summary's is not kept.
+        Args:
+            chain: the chain hashes of `messages`, or of a leading part of them.
         """
         count = shared_count(self._held.get(session, []), chain)
-        self._whole[(method, session)] = messages
-        if method == "turn.start":
-            self._held[session] = chain
+        self._pending[(method, session)] = (messages, chain)
         if count == 0:
             return None, messages
         return MessagePrefix(count=count, hash=chain[count - 1]), messages[count:]
 
     def whole(self, method: str, params: Sent) -> Sent | None:
         """`params` with its session's whole list in place of the prefix and what follows it (None: not kept)."""
-        messages = self._whole.get((method, params.session or ""))
+        messages = self._pending.get((method, params.session or ""), (None, None))[0]
         if messages is None or params.prefix is None or messages[params.prefix.count :] != params.messages:
             return None
         return params.model_copy(update={"prefix": None, "messages": messages})
 
-    def done(self, method: str, session: str) -> None:
-        """The request is answered: its whole list is not needed again."""
-        self._whole.pop((method, session), None)
+    def done(self, method: str, session: str, *, accepted: bool) -> None:
+        """The request is answered; an accepted `turn.start`'s list is what the kernel holds for `session` now."""
+        pending = self._pending.pop((method, session), None)
+        if accepted and pending is not None and method == "turn.start":
+            self._held[session] = pending[1]
 
     def forget(self, session: str) -> None:
         self._held.pop(session, None)
-        self.done("turn.start", session)
-        self.done("summarize", session)
+        self._pending.pop(("turn.start", session), None)
+        self._pending.pop(("summarize", session), None)
 
     def forget_all(self) -> None:
         """The kernel is a new one: it holds nothing (requests in flight keep their whole lists)."""
@@ -106,10 +107,13 @@ class PrefixLink:
     async def request(self, method: str, params: BaseModel, result_type: type[R], *, timeout: float = 60.0) -> R:
         if not isinstance(params, Sent) or params.session is None:
             return await self._kernel.request(method, params, result_type, timeout=timeout)
+        accepted = False
         try:
-            return await self._sent(method, params, result_type, timeout)
+            answer = await self._sent(method, params, result_type, timeout)
+            accepted = True
+            return answer
         finally:
-            self._prefixes.done(method, params.session)
+            self._prefixes.done(method, params.session, accepted=accepted)
 
     async def _sent(self, method: str, params: Sent, result_type: type[R], timeout: float) -> R:
         try:
