@@ -21,6 +21,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from kernel.providers._common import (
     error_detail,
+    json_bytes,
     map_sdk_errors,
     parse_tool_arguments,
     require_model_name,
@@ -170,16 +171,23 @@ def request_body(request: ModelRequest) -> bytes:
         body["temperature"] = config.temperature
     if request.tools:
         body["tools"] = [_tool(t) for t in request.tools]
-    messages = encode_messages(request, "openai", _message_json)
-    return b'{"messages":[' + messages + b"]," + _json(body)[1:]
+    messages, _ = encode_messages(request, _MESSAGES)
+    return b'{"messages":[' + messages + b"]," + json_bytes(body)[1:]
 
 
-def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+class _MessagesEncoder:
+    """Each message's piece of the `messages` array: its JSON, after a comma but for the first."""
+
+    name = "openai"
+
+    def start(self) -> bool:
+        return False
+
+    def step(self, after_first: bool, message: Message) -> tuple[bytes, bool]:
+        return (b"," if after_first else b"") + json_bytes(_message(message)), True
 
 
-def _message_json(message: Message) -> bytes:
-    return _json(_message(message))
+_MESSAGES = _MessagesEncoder()
 
 
 def _message(message: Message) -> dict[str, Any]:
