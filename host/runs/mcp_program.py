@@ -10,7 +10,6 @@ for the host's life: asking runs a subprocess, and the settings name the shim, s
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
@@ -23,6 +22,8 @@ _MANAGERS = frozenset({"pyenv", "rbenv", "nodenv", "goenv", "jenv", "plenv", "ph
 # `exec "<root>/libexec/pyenv" exec "$program" "$@"` (pyenv and its kin), `exec asdf exec "python3" "$@"` (asdf).
 _SHIM_EXEC = re.compile(rb'^\s*exec\s+"?([^"\s]+)"?\s+exec\b', re.MULTILINE)
 _ASK_TIMEOUT = 10.0
+_ANSWERS: dict[tuple[str, str], str] = {}
+"""(manager, name) → the program it named, kept for the host's life; a failure is asked again next time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +38,6 @@ class Unresolved:
     """Why the command names no program the kernel could start, fit to show the person."""
 
     reason: str
-
-
-class _NotResolvedError(Exception):
-    pass
 
 
 def _executable(path: str) -> bool:
@@ -67,24 +64,22 @@ def _shim_manager(path: str) -> str | None:
     return manager if os.path.isabs(manager) else shutil.which(manager)
 
 
-@functools.lru_cache(maxsize=64)
-def _ask(manager: str, name: str) -> str:
-    """What `manager which name` names (kept once it names a program; a failure is asked again next time).
-
-    Raises:
-        _NotResolvedError: the manager failed or named nothing runnable.
-    """
+def _ask(manager: str, name: str) -> str | Unresolved:
+    """What `manager which name` names, or what the manager said instead."""
+    if (manager, name) in _ANSWERS:
+        return _ANSWERS[(manager, name)]
     try:
         done = subprocess.run(
             [manager, "which", name], capture_output=True, text=True, timeout=_ASK_TIMEOUT, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _NotResolvedError(str(exc)) from exc
+        return Unresolved(str(exc))
     lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
     path = lines[-1] if lines else ""
     if done.returncode != 0 or not os.path.isabs(path) or not _executable(path):
         said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[0]
-        raise _NotResolvedError(said[:200])
+        return Unresolved(said[:200])
+    _ANSWERS[(manager, name)] = path
     return path
 
 
@@ -113,10 +108,10 @@ def resolve_command(command: str) -> Resolved | Unresolved:
     if manager is None:
         return Resolved(path)
     name, tool = os.path.basename(path), os.path.basename(manager)
-    try:
-        return Resolved(_ask(manager, name))
-    except _NotResolvedError as exc:
-        return Unresolved(
-            f"{path} is a {tool} shim, which cannot run inside the sandbox, and `{tool} which {name}` named no "
-            f"program ({exc}); give the program's own path"
-        )
+    answer = _ask(manager, name)
+    if isinstance(answer, str):
+        return Resolved(answer)
+    return Unresolved(
+        f"{path} is a {tool} shim, which cannot run inside the sandbox, and `{tool} which {name}` named no "
+        f"program ({answer.reason}); give the program's own path"
+    )

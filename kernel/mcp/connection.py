@@ -36,7 +36,6 @@ __all__ = ["McpCallError", "McpConnection", "Report"]
 logger = logging.getLogger(__name__)
 
 
-
 class Report(Protocol):
     """One status change of this server; a failure comes with its stderr tail and likely cause when known."""
 

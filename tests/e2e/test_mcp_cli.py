@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+from tests.support.npm_registry import NEEDS_NPX, NEEDS_REGISTRY
 
 NOTES = str(REPO_ROOT / "tests/support/mcp_notes.py")
 
@@ -132,7 +132,7 @@ def test_a_python3_that_is_a_pyenv_shim_is_resolved_as_the_shell_would_and_the_s
     asyncio.run(main())
 
 
-@pytest.mark.skipif(shutil.which("npx") is None, reason="needs npx")
+@NEEDS_NPX
 def test_a_failed_start_shows_its_stderr_and_its_likely_cause_in_mcp_list_and_mcp_status(tmp_path: Path) -> None:
     """Issue 25.4: npx without the network, a module that is not installed; the turn still works."""
     _agent_with(tmp_path, "ann")
@@ -167,15 +167,7 @@ def _readme_commands() -> list[list[str]]:
     return [shlex.split(line, comments=True) for line in text.splitlines() if line.startswith(".venv/bin/hearth mcp ")]
 
 
-def _registry_reachable() -> bool:
-    try:
-        socket.getaddrinfo("registry.npmjs.org", 443)
-    except OSError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(shutil.which("npx") is None or not _registry_reachable(), reason="needs npx and the npm registry")
+@NEEDS_REGISTRY
 @pytest.mark.timeout(300)
 def test_the_readme_example_works_as_written(tmp_path: Path) -> None:
     """Issue 25.4: the README's server starts under Hearth as written, and npm's cache stays out of scratch."""

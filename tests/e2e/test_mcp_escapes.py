@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 from protocol.errors import INVALID_PARAMS, JsonRpcError
 from tests.support.fake_model import ChatServer, call, model_settings, say
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+from tests.support.npm_registry import NEEDS_REGISTRY
 
 PLAIN = REPO_ROOT / "tests/support/mcp_plain.py"
 TOKEN = "CANARY-NOTES-TOKEN-5b7e1c"
@@ -220,15 +220,7 @@ def test_a_loader_variable_stored_before_the_check_existed_is_refused_by_the_ker
 GRAPH = {"tool": "mcp__memory__read_graph", "arguments": {}}
 
 
-def _registry_reachable() -> bool:
-    try:
-        socket.getaddrinfo("registry.npmjs.org", 443)
-    except OSError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(shutil.which("npx") is None or not _registry_reachable(), reason="needs npx and the npm registry")
+@NEEDS_REGISTRY
 @pytest.mark.timeout(300)
 def test_an_npx_server_runs_the_registry_package_and_not_one_planted_in_the_workspace(tmp_path: Path) -> None:
     """npx resolves `node_modules` and `package.json` from its working directory, which is no longer scratch."""

@@ -1,9 +1,10 @@
 """A small MCP server with the standard library only, so any Python can run it (a pyenv one, a bare venv).
 
 It speaks MCP on stdio by hand: `initialize`, `tools/list`, `tools/call`, `ping`. Its tools: `add` and `list`
-keep notes, `where` says which file this module was loaded from, its working directory and interpreter, `write_workspace`
-writes a file in the agent's workspace (`$HEARTH_WORKSPACE`), `crash` exits mid-call and `garble` answers with
-a line that is not JSON-RPC and then never answers. Copied into a venv's site-packages it is `notes_server`.
+keep notes, `where` says which file this module was loaded from, its working directory and interpreter,
+`write_workspace` writes a file in the agent's workspace (`$HEARTH_WORKSPACE`), `crash` exits mid-call and
+`garble` answers with a line that is not JSON-RPC and then never answers. Copied into a venv's site-packages
+it is `notes_server`.
 """
 
 from __future__ import annotations
