@@ -4,7 +4,8 @@
 the error to answer, addressed to the message's id whenever that id can be read) or one to ignore (a
 malformed answer nobody waits for: answering an answer could make two peers loop). Only a `Request` or
 `Notification` reaches a handler, and only with a method name that is a string and params that are an
-object or array of strict JSON. Ids are strings, numbers or null; a bool, list or object is no id.
+object or array of strict JSON. Ids are strings, numbers or null; a bool, list or object is no id. A method
+name with a lone surrogate is a string that names no method: -32601, as any unknown name gets.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.codec import Unsafe
-from protocol.errors import INVALID_PARAMS, INVALID_REQUEST
+from protocol.codec import Unsafe, UnsafeText
+from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 __all__ = [
     "Ignored",
@@ -107,7 +108,7 @@ def read_message(value: Any) -> Message:
     if value.get("jsonrpc") != "2.0":
         return Invalid(answer_to, INVALID_REQUEST, 'Invalid request ("jsonrpc" must be "2.0")')
     method = value.get("method")
-    if not isinstance(method, str):
+    if not isinstance(method, str | UnsafeText):
         return Invalid(answer_to, INVALID_REQUEST, "Invalid request (method must be a string)")
     if not _REQUEST_MEMBERS.issuperset(value):
         return Invalid(answer_to, INVALID_REQUEST, "Invalid request (unknown members in the request object)")
@@ -119,6 +120,10 @@ def read_message(value: Any) -> Message:
         return Invalid(answer_to, INVALID_PARAMS, _NOT_STRICT)
     if not isinstance(params, dict | list):
         return Invalid(answer_to, INVALID_REQUEST, "Invalid request (params must be an object or an array)")
+    if isinstance(method, UnsafeText):
+        if not has_id:
+            return Ignored("a notification whose method is not valid Unicode")
+        return Invalid(answer_to, METHOD_NOT_FOUND, "Method not found (the name is not valid Unicode)")
     if has_id:
         return Request(request_id, method, value)
     return Notification(method, value)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from tests.support.raw_host import RawHost, parse_strict
 
 PING = b'{"jsonrpc":"2.0","id":%s,"method":"ping","params":{}}\n'
@@ -79,7 +79,7 @@ def test_frames_that_killed_the_host_get_their_errors_and_the_host_goes_on(tmp_p
             assert codes == [
                 (None, INVALID_REQUEST),
                 (None, PARSE_ERROR),
-                ("m1", INVALID_REQUEST),
+                ("m1", METHOD_NOT_FOUND),  # a string that names no method (issue 22.11)
                 (None, PARSE_ERROR),
                 (None, PARSE_ERROR),
                 ("d2", INVALID_PARAMS),
@@ -205,6 +205,7 @@ def test_an_invalid_request_whose_id_can_be_read_is_answered_with_that_id(tmp_pa
                 host,
                 [
                     b'{"jsonrpc":"2.0","id":"x1"}\n',
+                    b'{"id":1}\n',
                     b'{"jsonrpc":"1.0","id":"x2","method":"ping"}\n',
                     b'{"id":"x3","method":"ping"}\n',
                     b'{"jsonrpc":"2.0","id":"x4","method":5}\n',
@@ -218,6 +219,7 @@ def test_an_invalid_request_whose_id_can_be_read_is_answered_with_that_id(tmp_pa
             )
             assert codes == [
                 ("x1", INVALID_REQUEST),
+                (1, INVALID_REQUEST),  # no method, no version: still answered to its id (issue 22.11)
                 ("x2", INVALID_REQUEST),
                 ("x3", INVALID_REQUEST),
                 ("x4", INVALID_REQUEST),

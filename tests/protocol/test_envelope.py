@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from protocol.codec import UNSAFE
+from protocol.codec import UNSAFE, UNSAFE_TEXT
 from protocol.envelope import Ignored, Invalid, Notification, Request, Response, read_message
-from protocol.errors import INVALID_PARAMS, INVALID_REQUEST
+from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 
 def test_a_well_formed_request_and_notification_pass() -> None:
@@ -22,6 +22,7 @@ def test_a_well_formed_request_and_notification_pass() -> None:
     ("message", "answer_to", "code"),
     [
         ({"jsonrpc": "2.0", "id": "x1"}, "x1", INVALID_REQUEST),
+        ({"id": 1}, 1, INVALID_REQUEST),
         ({"jsonrpc": "1.0", "id": "x2", "method": "m"}, "x2", INVALID_REQUEST),
         ({"id": 3, "method": "m"}, 3, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": 4.5, "method": ["m"]}, 4.5, INVALID_REQUEST),
@@ -29,6 +30,8 @@ def test_a_well_formed_request_and_notification_pass() -> None:
         ({"jsonrpc": "2.0", "id": 6, "method": "m", "params": None}, 6, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": 7, "method": "m", "more": 1}, 7, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": 8, "method": UNSAFE}, 8, INVALID_REQUEST),
+        ({"jsonrpc": "2.0", "id": 8, "method": UNSAFE_TEXT, "extra": 1}, 8, INVALID_REQUEST),
+        ({"jsonrpc": "2.0", "id": 8, "method": UNSAFE_TEXT}, 8, METHOD_NOT_FOUND),
         ({"jsonrpc": "2.0", "id": 9, "method": "m", "params": UNSAFE}, 9, INVALID_PARAMS),
         ({"jsonrpc": "2.0", "id": 10, "method": "m", UNSAFE: 1}, 10, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": UNSAFE, "method": "m"}, None, INVALID_REQUEST),
@@ -52,6 +55,13 @@ def test_an_invalid_message_is_answered_to_its_id_when_the_id_can_be_read(
 
 def test_a_notification_with_params_that_are_not_strict_json_is_ignored() -> None:
     assert isinstance(read_message({"jsonrpc": "2.0", "method": "m", "params": UNSAFE}), Ignored)
+
+
+def test_a_method_name_that_is_not_valid_unicode_names_no_method() -> None:
+    """Issue 22.11: a lone surrogate in `method` is a string naming nothing (-32601), not a malformed request."""
+    assert isinstance(read_message({"jsonrpc": "2.0", "method": UNSAFE_TEXT}), Ignored)
+    answer = read_message({"jsonrpc": "2.0", "id": "s", "method": UNSAFE_TEXT, "params": {}})
+    assert isinstance(answer, Invalid) and (answer.id, answer.code) == ("s", METHOD_NOT_FOUND)
 
 
 def test_answers_without_a_readable_id_are_ignored_and_malformed_ones_reach_their_caller_as_errors() -> None:
