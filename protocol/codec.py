@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Final, NoReturn
 
 from pydantic_core import from_json
@@ -32,9 +31,6 @@ __all__ = [
 
 MAX_DEPTH = 200
 """How many levels below the top a container may sit (the strict decoder's own limit, give or take one)."""
-
-# Only a number with a three-digit exponent or 309 digits can overflow a double; other lines skip the walk.
-_MAY_OVERFLOW = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
 
 
 class FrameDecodeError(ValueError):
@@ -153,9 +149,27 @@ def decode_frame(line: bytes) -> Any:
         value = from_json(line, allow_inf_nan=False)
     except ValueError:
         return _decode_refused(line)
-    if _MAY_OVERFLOW.search(line) is not None:
+    if _has_infinity(value):
         value, _ = _mark(value)
     return value
+
+
+def _has_infinity(value: Any) -> bool:
+    """True when a number in `value` overflowed a double (the strict decoder reads `1e400` as infinity).
+
+    A walk over the containers only, never the text: it costs the number of values, however long the strings.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is float:
+            if not math.isfinite(item):
+                return True
+        elif type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
 
 
 def _decode_refused(line: bytes) -> Any:

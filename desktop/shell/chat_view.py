@@ -147,7 +147,7 @@ class ChatView(Vertical):
     def host_event(self, method: str, params: dict[str, Any]) -> None:
         """A live event for the agent on show."""
         if method == "agent.started":  # the message a run answers, whichever client (or agent) sent it
-            self._replay(params.get("message", {}))
+            self._replay(_whole_or_marked(params))
         elif method == "agent.delta":
             self._got_words = True
             if self._reply is None:
@@ -248,6 +248,16 @@ class ChatView(Vertical):
     def action_cancel(self) -> None:
         if self.agent is not None:
             self.post_message(self.Cancel(self.agent.agent_id))
+
+
+def _whole_or_marked(started: dict[str, Any]) -> dict[str, Any]:
+    """The message of `agent.started`; a cut one ends by saying how much more the transcript holds."""
+    message = dict(started.get("message") or {})
+    if started.get("truncated"):
+        text = str(message.get("text", ""))
+        more = int(started.get("textLength", 0)) - len(text)
+        message["text"] = f"{text}… ({more:,} more characters: the whole message is in the transcript)"
+    return message
 
 
 def _fix_for(error: str | None) -> str:

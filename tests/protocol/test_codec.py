@@ -41,6 +41,17 @@ def test_a_bad_value_in_a_readable_message_is_replaced_at_the_top_level_only() -
     ]
 
 
+def test_a_number_beyond_a_double_is_found_wherever_it_sits_in_a_long_frame() -> None:
+    pad = "y" * 1_000_000
+    for number in (b"-1e400", b"9" * 320 + b".5", b"1E+309"):
+        line = b'{"id":3,"params":{"pad":"' + pad.encode() + b'","a":[1,{"b":' + number + b"}]}}"
+        assert decode_frame(line) == {"id": 3, "params": UNSAFE}
+    assert decode_frame(b'{"id":3,"params":{"pad":"' + pad.encode() + b'e999"}}') == {
+        "id": 3,
+        "params": {"pad": pad + "e999"},
+    }
+
+
 def test_strict_values_decode_as_they_are() -> None:
     assert decode_frame(b'{"s":"\\ud83d\\ude00 \xc3\xa9","n":1.5e300,"i":' + b"7" * 400 + b"}") == {
         "s": "\U0001f600 é",

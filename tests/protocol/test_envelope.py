@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from protocol.codec import UNSAFE, UNSAFE_TEXT
-from protocol.envelope import Ignored, Invalid, Notification, Request, Response, read_message
+from protocol.envelope import Head, Ignored, Invalid, Notification, Request, Response, read_head, read_message
 from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 
@@ -82,3 +82,25 @@ def test_answers_without_a_readable_id_are_ignored_and_malformed_ones_reach_thei
         answer = read_message(malformed)
         assert isinstance(answer, Response) and answer.error is not None
         assert answer.error["code"] == INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("head", "request_id", "answer"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"yyy', 7, False),
+        (b' { "id" : "a\\"b" , "method":"x", "params":[1', 'a"b', False),
+        (b'{"jsonrpc":"2.0","id":5,"result":{"a', 5, True),
+        (b'{"jsonrpc":"2.0","result":{"a', None, True),
+        (b'{"method":"x","params":{"pad":"yy', None, False),
+        (b'{"id":"\\ud800","method":"x","params":{', None, False),
+        (b'{"id":1e400,"params":{', None, False),
+        (b'{"id":true,"params":{', None, False),
+        (b'{"id":"yyyyyyy', None, False),
+        (b'[{"id":1,"method":"x"', None, False),
+        (b"\xff\xfe", None, False),
+    ],
+)
+def test_the_id_of_a_frame_too_long_to_decode_is_read_from_its_leading_members(
+    head: bytes, request_id: Any, answer: bool
+) -> None:
+    assert read_head(head) == Head(request_id, answer)
