@@ -150,6 +150,9 @@ class ConnectionHub:
         for conn in list(self._live.values()):
             if conn.initialized and not conn.outbox.post(frame):
                 await self._fell_behind(conn, params.get("agentId"))
+        # Each writer gets its turn after every event, so a burst of events faster than the loop turns never
+        # makes a client that reads look like one that does not.
+        await asyncio.sleep(0)
 
     async def _fell_behind(self, conn: Connection, agent_id: Any) -> None:
         if conn.origin == "socket":

@@ -1,4 +1,4 @@
-"""Hostile lines from a shell against the real host over real pipes (issue 10, items 1-5).
+"""Hostile lines from a shell against the real host over real pipes (issue 10, items 1-5; issue 22.8, 22.11).
 
 Each test sends lines that once killed the host, made it write frames that are not JSON, ran undecodable
 text, coerced wrong types or answered to the wrong id; each checks the answer's code and id, that every
@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from protocol.framing import MAX_FRAME_BYTES
 from tests.support.raw_host import RawHost, parse_strict
+from tests.support.raw_socket import RawSocket
 
 PING = b'{"jsonrpc":"2.0","id":%s,"method":"ping","params":{}}\n'
 
@@ -237,6 +239,34 @@ def test_an_invalid_request_whose_id_can_be_read_is_answered_with_that_id(tmp_pa
             assert sorted(json.dumps([a.get("id"), a.get("error", {}).get("code")]) for a in batch) == sorted(
                 json.dumps(pair) for pair in (["b1", None], ["b2", INVALID_REQUEST], [None, INVALID_REQUEST])
             )
+            assert host.not_json == []
+
+    asyncio.run(main())
+
+
+def test_a_frame_over_the_cap_is_refused_to_its_id_while_it_is_read_and_the_connection_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Issue 22.8: an oversized frame was refused to `id: null`; its id is now read from its first bytes."""
+    over = b"y" * (MAX_FRAME_BYTES + 1)
+
+    async def main() -> None:
+        async with RawHost(tmp_path) as host:
+            await host.initialize()
+            codes = await _answers(
+                host,
+                [
+                    b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"pad":"' + over + b'"}}\n',
+                    b'{"jsonrpc":"2.0","method":"ping","params":{"pad":"' + over + b'"},"id":"late"}\n',
+                ],
+            )
+            assert codes == [("huge", INVALID_REQUEST), (None, INVALID_REQUEST)]
+            async with RawSocket(tmp_path) as client:
+                await client.initialize()
+                await client.send(b'{"jsonrpc":"2.0","id":7,"method":"agent.list","params":{"pad":"' + over + b'"}}\n')
+                assert (await client.call("ping"))["result"] == {}
+                refused = next(m for m in client.seen if m.get("id") == 7)
+                assert refused["error"]["code"] == INVALID_REQUEST
             assert host.not_json == []
 
     asyncio.run(main())

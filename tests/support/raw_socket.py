@@ -26,6 +26,8 @@ class RawSocket:
         self.data_dir = data_dir
         self._limit = limit
         self.notifications: list[dict[str, Any]] = []
+        self.seen: list[dict[str, Any]] = []
+        """Every message read, answers included, in order."""
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._next_id = 0
@@ -68,6 +70,7 @@ class RawSocket:
                 return None  # the last line, cut short where the host let go of this client
             raise
         assert isinstance(message, dict), message
+        self.seen.append(message)
         if "id" not in message:
             self.notifications.append(message)
         return message
