@@ -143,7 +143,7 @@ class ConnectionHub:
         """Queue `event` for every initialized connection; none of them is waited for."""
         params: dict[str, Any] = event.model_dump(mode="json", by_alias=True)
         try:
-            frame = encode_frame({"jsonrpc": "2.0", "method": method, "params": params})
+            frame = _event_frame(method, params)
         except FrameEncodeError:
             logger.error("dropped the event %s: it cannot be written as strict JSON", method)
             return
@@ -175,15 +175,7 @@ class ConnectionHub:
             reason=f"this client fell {OUTBOX_BYTES} bytes of events behind; re-read what it shows",
         )
         conn.dropped, conn.dropped_agents = 0, set()
-        conn.outbox.post(
-            encode_frame(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "host.eventsDropped",
-                    "params": told.model_dump(mode="json", by_alias=True),
-                }
-            )
-        )
+        conn.outbox.post(_event_frame("host.eventsDropped", told.model_dump(mode="json", by_alias=True)))
 
     async def _drop(self, conn: Connection, reason: str) -> None:
         """Disconnect a socket client now, dropping whatever waits for it."""
@@ -199,3 +191,8 @@ class ConnectionHub:
         for conn in list(self._live.values()):
             with contextlib.suppress(OSError, RuntimeError):
                 await (conn.transport.close() if conn.origin == "stdio" else conn.transport.abort())
+
+
+def _event_frame(method: str, params: dict[str, Any]) -> bytes:
+    """One notification as a frame, encoded once for every connection it goes to."""
+    return encode_frame({"jsonrpc": "2.0", "method": method, "params": params})

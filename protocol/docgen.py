@@ -77,9 +77,10 @@ def _limits() -> list[str]:
             "the connection goes on",
         ),
         (
-            "decoded off the loop",
+            "decoding on a worker thread",
             f"frames of {DECODE_IN_THREAD_BYTES:,} bytes or more",
-            "decoded on a worker thread, so one huge frame does not hold up other clients",
+            "their strictness checks let other clients be served meanwhile (the JSON decoder itself holds the "
+            "interpreter while it builds the value)",
         ),
         ("batch", f"{BATCH_GROUP} members run at once", "the others wait their turn"),
         (

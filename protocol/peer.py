@@ -48,7 +48,8 @@ __all__ = ["DECODE_IN_THREAD_BYTES", "JsonRpcPeer", "NotificationHandler"]
 logger = logging.getLogger(__name__)
 
 DECODE_IN_THREAD_BYTES = 1024 * 1024
-"""Frames at least this long are decoded on a worker thread, so one huge frame never stalls the loop."""
+"""Frames at least this long are decoded on a worker thread. The JSON decoder holds the interpreter while it
+builds the value, but the strictness checks that follow run in Python and let the loop take its turns."""
 
 R = TypeVar("R", bound=BaseModel)
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
