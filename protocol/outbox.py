@@ -1,11 +1,12 @@
 """One connection's outgoing frames: a queue in front of its transport, written in order by one task.
 
-`send` queues a frame and waits until it is written: answers and requests, whose senders are bounded
-elsewhere (a peer's in-flight limit). `post` queues a frame and returns at once: events, which must never
-wait for a slow reader. Posted frames may take up to `limit` bytes; past that the outbox refuses them
-(and every later one) until its writer has brought them down to half the limit, and says so through
-`on_caught_up`. So a reader that stops costs its writer at most `limit` bytes of events, and no one else
-waits for it. A write that fails closes the outbox: its waiting senders get `ConnectionResetError`.
+`send` queues a frame and waits until it is written (at once, when nothing is ahead of it): answers and
+requests, whose senders are bounded elsewhere (a peer's in-flight limit). `post` queues a frame and
+returns at once: events, which must never wait for a slow reader. Posted frames may take up to `limit`
+bytes; past that the outbox refuses them (and every later one) until its writer has brought them down to
+half the limit, and says so through `on_caught_up`. So a reader that stops costs its writer at most
+`limit` bytes of events, and no one else waits for it. A write that fails closes the outbox: its waiting
+senders get `ConnectionResetError`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class Outbox:
         self._posted = 0
         self._refusing = False
         self._closed = False
+        self._busy = False  # a frame is being written (by `run`, or by a sender that found nothing ahead of it)
         self._wake = asyncio.Event()
 
     @property
@@ -81,10 +83,27 @@ class Outbox:
         """
         if self._closed:
             raise ConnectionResetError("the connection is closed")
+        if not self._queue and not self._busy:
+            await self._write_now(frame)  # nothing ahead of it: written at once, without waiting for `run`
+            return
         written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append((frame, written))
         self._wake.set()
         await written
+
+    async def _write_now(self, frame: bytes) -> None:
+        self._busy = True
+        try:
+            await self._write(frame)
+        except (OSError, RuntimeError) as exc:
+            self.close()
+            raise ConnectionResetError("the connection is closed") from exc
+        finally:
+            self._busy = False
+            if self._queue:
+                self._wake.set()
+        if self._closed:  # closed while it was being written, as a queued frame would have been
+            raise ConnectionResetError("the connection is closed")
 
     def close(self) -> None:
         """Drop every queued frame; the senders waiting get `ConnectionResetError`; `run` returns."""
@@ -99,17 +118,20 @@ class Outbox:
     async def run(self) -> None:
         """Write queued frames in order until the outbox is closed or a write fails (which closes it)."""
         while not self._closed:
-            if not self._queue:
+            if not self._queue or self._busy:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
             frame, written = self._queue[0]
+            self._busy = True
             try:
                 await self._write(frame)
             except (OSError, RuntimeError) as exc:  # the other end went away: nothing more can reach it
                 logger.debug("outbox: a write failed (%s); closing", exc)
                 self.close()
                 return
+            finally:
+                self._busy = False
             if self._closed:  # closed while the frame was being written: `close` has settled the queue
                 return
             self._queue.popleft()

@@ -117,3 +117,25 @@ def test_closing_while_a_frame_is_being_written_settles_every_sender() -> None:
                 await sender
 
     asyncio.run(main())
+
+
+def test_a_send_with_nothing_ahead_of_it_is_written_at_once_and_one_behind_an_event_waits_its_turn() -> None:
+    async def main() -> None:
+        gate = Gate()
+        gate.open.set()
+        outbox = Outbox(gate.write, limit=1000)
+        async with asyncio.timeout(5):
+            await outbox.send(b"answer")  # no writer task is running: the sender wrote it itself
+        assert gate.written == [b"answer"]
+        assert outbox.post(b"event")
+        behind = asyncio.create_task(outbox.send(b"answer 2"))
+        await asyncio.sleep(0)
+        assert not behind.done()
+        writer = asyncio.create_task(outbox.run())
+        async with asyncio.timeout(5):
+            await behind
+        assert gate.written == [b"answer", b"event", b"answer 2"]
+        outbox.close()
+        await writer
+
+    asyncio.run(main())
