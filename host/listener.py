@@ -24,7 +24,7 @@ from pathlib import Path
 from host.errors import HostError
 from host.store.atomic import write_bytes_atomic
 from protocol.endpoint import ENDPOINT_FILE, Endpoint, EndpointError, check_socket, choose_socket_path, endpoint_json
-from protocol.framing import READ_LIMIT
+from protocol.framing import CHUNK_BYTES
 from protocol.transport import Transport, stream_transport
 
 __all__ = ["SocketListener", "ListenerError"]
@@ -72,7 +72,8 @@ class SocketListener:
             raise ListenerError(str(exc)) from exc
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._accept, path=str(path), limit=READ_LIMIT)
+            # A small read buffer: frames are read in pieces, and a client the host stops reading is held back.
+            self._server = await asyncio.start_unix_server(self._accept, path=str(path), limit=CHUNK_BYTES)
         except OSError as exc:
             raise ListenerError(f"cannot listen on {path}: {exc.strerror}") from exc
         finally:

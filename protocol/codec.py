@@ -4,7 +4,8 @@ A frame holds UTF-8 JSON (RFC 8259) with no lone surrogate, no non-finite number
 `MAX_DEPTH` levels of nesting. `decode_frame` refuses a line that is not such text (`FrameDecodeError`,
 answered with -32700), except where the message around a bad value can still be read: then that value (a
 lone surrogate escape, a number too large for a double, nesting too deep) is replaced, at the message's top
-level, by `UNSAFE`, so the envelope check can answer with the message's id and no bad value goes further.
+level, by `UNSAFE` (`UNSAFE_TEXT` when it is a string), so the envelope check can answer with the message's
+id and no bad value goes further.
 `encode_frame` writes strict JSON only and raises `FrameEncodeError` for anything else.
 """
 
@@ -12,18 +13,24 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Final, NoReturn
 
 from pydantic_core import from_json
 
-__all__ = ["MAX_DEPTH", "UNSAFE", "FrameDecodeError", "FrameEncodeError", "Unsafe", "decode_frame", "encode_frame"]
+__all__ = [
+    "MAX_DEPTH",
+    "UNSAFE",
+    "UNSAFE_TEXT",
+    "FrameDecodeError",
+    "FrameEncodeError",
+    "Unsafe",
+    "UnsafeText",
+    "decode_frame",
+    "encode_frame",
+]
 
 MAX_DEPTH = 200
 """How many levels below the top a container may sit (the strict decoder's own limit, give or take one)."""
-
-# Only a number with a three-digit exponent or 309 digits can overflow a double; other lines skip the walk.
-_MAY_OVERFLOW = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")
 
 
 class FrameDecodeError(ValueError):
@@ -43,8 +50,20 @@ class Unsafe:
         return "UNSAFE"
 
 
+class UnsafeText(Unsafe):
+    """Stands in for a string that holds a lone surrogate: still a string, but not one that can go further."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSAFE_TEXT"
+
+
 UNSAFE: Final = Unsafe()
-"""The one `Unsafe` value."""
+"""The `Unsafe` value of a number, container or member name."""
+
+UNSAFE_TEXT: Final = UnsafeText()
+"""The `Unsafe` value of a string."""
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -93,7 +112,7 @@ def _encodes(text: str) -> bool:
 def _mark_message(message: Any, depth: int) -> tuple[Any, bool]:
     """`message` with each top-level member that is not strict JSON replaced by UNSAFE; True if any was."""
     if not isinstance(message, dict):
-        return (message, False) if _is_strict(message, depth) else (UNSAFE, True)
+        return (message, False) if _is_strict(message, depth) else (_unsafe(message), True)
     marked: dict[Any, Any] = {}
     changed = False
     for key, member in message.items():
@@ -102,8 +121,12 @@ def _mark_message(message: Any, depth: int) -> tuple[Any, bool]:
         if _is_strict(member, depth + 1):
             marked[key] = member
         else:
-            marked[key], changed = UNSAFE, True
+            marked[key], changed = _unsafe(member), True
     return marked, changed
+
+
+def _unsafe(value: Any) -> Unsafe:
+    return UNSAFE_TEXT if isinstance(value, str) else UNSAFE
 
 
 def _mark(value: Any) -> tuple[Any, bool]:
@@ -126,9 +149,27 @@ def decode_frame(line: bytes) -> Any:
         value = from_json(line, allow_inf_nan=False)
     except ValueError:
         return _decode_refused(line)
-    if _MAY_OVERFLOW.search(line) is not None:
+    if _has_infinity(value):
         value, _ = _mark(value)
     return value
+
+
+def _has_infinity(value: Any) -> bool:
+    """True when a number in `value` overflowed a double (the strict decoder reads `1e400` as infinity).
+
+    A walk over the containers only, never the text: it costs the number of values, however long the strings.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is float:
+            if not math.isfinite(item):
+                return True
+        elif type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
 
 
 def _decode_refused(line: bytes) -> Any:

@@ -5,13 +5,15 @@ a pydantic result model (or None for `{}`). It is given messages whose envelope 
 already checked (so jsonrpcserver's own schema pass is skipped); `jsonrpcserver` routes them and answers
 unknown methods (-32601). Params are validated strictly (no bool for a number, no string for an int, in
 nested models too); everything a handler raises goes through `error_object_from_exception`, so every
-request gets exactly one well-formed answer.
+request gets exactly one well-formed answer. A batch runs `BATCH_GROUP` members at a time, so one line
+holding a million calls never has a million of them running at once.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from jsonrpcserver import Error, Result, Success, async_dispatch_to_serializable
@@ -23,10 +25,18 @@ from pydantic import BaseModel
 
 from protocol.errors import INVALID_PARAMS, error_object_from_exception
 
-__all__ = ["Router", "Handler", "MethodTable"]
+__all__ = ["BATCH_GROUP", "Router", "Handler", "MethodTable"]
+
+BATCH_GROUP = 64
+"""How many members of one batch run at once."""
 
 P = TypeVar("P", bound=BaseModel)
 Handler = Callable[[Any], Awaitable[BaseModel | None]]
+
+
+def _given(messages: list[dict[str, Any]], _text: str) -> list[dict[str, Any]]:
+    """The deserializer jsonrpcserver calls for a batch: the messages are decoded already."""
+    return messages
 
 
 def _already_checked(message: Any) -> Any:
@@ -110,9 +120,15 @@ class Router:
             The response object (or list, for a batch), or None when no answer is due (notifications).
         """
         if isinstance(message, list):
-            return await async_dispatch_to_serializable(
-                "", self._methods, deserializer=lambda _: message, validator=_already_checked
-            )
+            answers: list[Any] = []
+            for start in range(0, len(message), BATCH_GROUP):
+                group = message[start : start + BATCH_GROUP]
+                answered = await async_dispatch_to_serializable(
+                    "", self._methods, deserializer=partial(_given, group), validator=_already_checked
+                )
+                if isinstance(answered, list):
+                    answers.extend(answered)
+            return answers or None
         # One request takes jsonrpcserver's own per-request path, without the task its batch gather adds.
         request = create_request(message)
         _, result = await dispatch_request(self._methods, NOCONTEXT, request)

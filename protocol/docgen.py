@@ -7,7 +7,11 @@ from typing import Any, get_origin
 
 from pydantic import BaseModel
 
-from protocol.models.host import PROTOCOL_VERSION
+from protocol.dispatch import BATCH_GROUP
+from protocol.framing import MAX_FRAME_BYTES
+from protocol.limits import INITIALIZE_SECONDS, MAX_IN_FLIGHT, OUTBOX_BYTES
+from protocol.models.host import PROTOCOL_VERSION, STARTED_PREVIEW_CHARS
+from protocol.peer import DECODE_IN_THREAD_BYTES
 from protocol.registry import HOST_EVENTS, HOST_METHODS, HOST_TOOLS, KERNEL_CALLS, KERNEL_EVENTS, KERNEL_METHODS
 
 __all__ = ["render_protocol_markdown"]
@@ -63,6 +67,49 @@ def _tools(title: str, tools: dict[str, type[BaseModel]]) -> list[str]:
     return out
 
 
+def _limits() -> list[str]:
+    rows = [
+        (
+            "frame size",
+            f"{MAX_FRAME_BYTES:,} bytes (64 MiB), not counting the newline",
+            "refused while it is read (its first 4 KiB are kept, the rest is dropped): `-32600` to its id when "
+            "its leading members show the id, else to `id: null`; an answer that long fails the call it answers; "
+            "the connection goes on",
+        ),
+        (
+            "decoding on a worker thread",
+            f"frames of {DECODE_IN_THREAD_BYTES:,} bytes or more",
+            "their strictness checks let other clients be served meanwhile (the JSON decoder itself holds the "
+            "interpreter while it builds the value)",
+        ),
+        ("batch", f"{BATCH_GROUP} members run at once", "the others wait their turn"),
+        (
+            "events waiting for one client",
+            f"{OUTBOX_BYTES:,} bytes",
+            "a socket client is disconnected; the stdio shell misses events until it has read half of them, "
+            "then gets `host.eventsDropped`",
+        ),
+        (
+            "requests in flight on one connection",
+            f"{MAX_IN_FLIGHT}",
+            "the host reads nothing more from that connection until an answer has been written",
+        ),
+        (
+            "`initialize` on the socket",
+            f"within {INITIALIZE_SECONDS:g} s of connecting",
+            "the client is disconnected (the stdio shell has no deadline)",
+        ),
+        (
+            "text in `agent.started`",
+            f"{STARTED_PREVIEW_CHARS:,} characters",
+            "cut, with `truncated: true` and the whole `textLength`; `agent.transcript` has all of it",
+        ),
+    ]
+    out = ["## Limits", "", "| limit | value | past it |", "|---|---|---|"]
+    out += [f"| {name} | {value} | {past} |" for name, value, past in rows]
+    return [*out, ""]
+
+
 def render_protocol_markdown() -> str:
     lines = [
         "# Hearth wire protocol",
@@ -72,6 +119,7 @@ def render_protocol_markdown() -> str:
         "`hearth schema` prints the same messages as JSON Schema.",
         "",
     ]
+    lines += _limits()
     lines += _methods("Host methods (shell to host)", HOST_METHODS)
     lines += _events("Host events (host to shell)", HOST_EVENTS)
     lines += _methods("Kernel methods (host to kernel)", KERNEL_METHODS)

@@ -2,10 +2,12 @@
 
 Both sides send requests, responses and notifications. Outgoing requests are correlated by id and time
 out; incoming requests each run in their own task (owned by the peer's task group) so a slow handler
-never blocks the reader, while incoming notifications run in arrival order. Every line is decoded as strict
-JSON (`protocol.codec`) and its envelope checked (`protocol.envelope`) before anything acts on it: every
-request is answered, a malformed line gets its error answer (with its id whenever the id can be read), and
-no line, whatever it holds, ends the session. Only strict JSON is ever written.
+never blocks the reader, while incoming notifications run in arrival order. With `max_in_flight`, the
+reader stops reading while that many requests wait for their answers to be written, so a caller that
+sends without reading costs a bounded amount. Every line is decoded as strict JSON (`protocol.codec`),
+a long one on a worker thread, and its envelope checked (`protocol.envelope`) before anything acts on it:
+every request is answered, a malformed line gets its error answer (with its id whenever the id can be
+read), and no line, whatever it holds, ends the session. Only strict JSON is ever written.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from pydantic import BaseModel
 
 from protocol.codec import FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
 from protocol.dispatch import Router
-from protocol.envelope import Invalid, Notification, Request, Response, error_answer, read_message
+from protocol.envelope import (
+    Invalid,
+    Notification,
+    Request,
+    Response,
+    error_answer,
+    read_head,
+    read_message,
+)
 from protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -33,9 +43,13 @@ from protocol.errors import (
 from protocol.framing import FrameTooLargeError, read_frame
 from protocol.transport import Transport
 
-__all__ = ["JsonRpcPeer", "NotificationHandler"]
+__all__ = ["DECODE_IN_THREAD_BYTES", "JsonRpcPeer", "NotificationHandler"]
 
 logger = logging.getLogger(__name__)
+
+DECODE_IN_THREAD_BYTES = 1024 * 1024
+"""Frames at least this long are decoded on a worker thread. The JSON decoder holds the interpreter while it
+builds the value, but the strictness checks that follow run in Python and let the loop take its turns."""
 
 R = TypeVar("R", bound=BaseModel)
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -57,9 +71,19 @@ class JsonRpcPeer:
         router: handlers for incoming requests and notifications.
         name: used in log lines only.
         default_timeout: seconds an outgoing request waits for its answer.
+        max_in_flight: how many incoming requests (a batch counts as one) may wait for their answers to be
+            written before the reader stops reading; None for no bound.
     """
 
-    def __init__(self, transport: Transport, router: Router, *, name: str, default_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        router: Router,
+        *,
+        name: str,
+        default_timeout: float = 60.0,
+        max_in_flight: int | None = None,
+    ) -> None:
         self._transport = transport
         self._router = router
         self._name = name
@@ -68,6 +92,10 @@ class JsonRpcPeer:
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._closed = False
         self._task_group: asyncio.TaskGroup | None = None
+        self._max_in_flight = max_in_flight
+        self._in_flight = 0
+        self._room = asyncio.Event()
+        self._room.set()
 
     @property
     def closed(self) -> bool:
@@ -166,10 +194,11 @@ class JsonRpcPeer:
             async with asyncio.TaskGroup() as task_group:
                 self._task_group = task_group
                 while True:
+                    await self._room.wait()
                     try:
                         line = await read_frame(self._transport.reader)
                     except FrameTooLargeError as exc:
-                        await self._answer(error_answer(None, INVALID_REQUEST, str(exc)))
+                        await self._refuse(exc)
                         continue
                     if line is None:
                         break
@@ -191,9 +220,20 @@ class JsonRpcPeer:
         except Exception:  # the reader's top level: no line, whatever it holds, ends the session
             logger.exception("%s: a frame could not be handled", self._name)
 
+    async def _refuse(self, refused: FrameTooLargeError) -> None:
+        """A frame over the cap: answered to its id if its first bytes show it; an answer fails its call."""
+        head = read_head(refused.head)
+        if not head.answer:
+            await self._answer(error_answer(head.id, INVALID_REQUEST, str(refused)))
+        elif head.id is not None:
+            self._resolve(Response(head.id, None, {"code": INVALID_REQUEST, "message": f"the answer: {refused}"}))
+
     async def _route_line(self, line: bytes) -> None:
         try:
-            value = decode_frame(line)
+            if len(line) < DECODE_IN_THREAD_BYTES:
+                value = decode_frame(line)
+            else:
+                value = await asyncio.to_thread(decode_frame, line)
         except FrameDecodeError as exc:
             await self._answer(error_answer(None, PARSE_ERROR, str(exc)))
             return
@@ -217,7 +257,18 @@ class JsonRpcPeer:
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         assert self._task_group is not None
-        self._task_group.create_task(coro)
+        self._in_flight += 1
+        if self._max_in_flight is not None and self._in_flight >= self._max_in_flight:
+            self._room.clear()
+        self._task_group.create_task(self._counted(coro))
+
+    async def _counted(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run one request (or batch) to its written answer, then let the reader read again if it had stopped."""
+        try:
+            await coro
+        finally:
+            self._in_flight -= 1
+            self._room.set()
 
     async def _call(self, request: Request) -> None:
         try:

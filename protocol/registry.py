@@ -62,6 +62,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "agent.tool": host.AgentToolEvent,
     "kernel.down": host.KernelDownEvent,
     "kernel.up": host.KernelUpEvent,
+    "host.eventsDropped": host.EventsDroppedEvent,
     "model.status": warmup.ModelStatusEvent,
     "mcp.status": mcp.McpServerStatusEvent,
     **MEMORY_EVENTS,

@@ -1,7 +1,10 @@
 """Byte transports for a JSON-RPC peer: this process's stdio, a child process's pipes, or memory.
 
-A transport is a pair of `asyncio.StreamReader` (incoming frames) and a `write(bytes)` coroutine.
-`stdio_transport` diverts fd 1 to stderr while serving, so only frames ever reach the real stdout.
+A transport is a pair of `asyncio.StreamReader` (incoming frames) and a `write(bytes)` coroutine, with
+`close` (what is written still goes out) and `abort` (at once: for a peer that is being dropped).
+`stdio_transport` diverts fd 1 to stderr while serving, so only frames ever reach the real stdout. The
+streams a host reads buffer `CHUNK_BYTES` (a long line is read in pieces), so a peer the host has stopped
+reading finds its writes blocked after about twice that, instead of the host holding all it sends.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from protocol.framing import READ_LIMIT
+from protocol.framing import CHUNK_BYTES, READ_LIMIT
 
 __all__ = [
     "Transport",
@@ -32,6 +35,7 @@ class Transport:
     reader: asyncio.StreamReader
     write: Callable[[bytes], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
+    abort: Callable[[], Awaitable[None]]
 
 
 class _QueueWriter:
@@ -52,7 +56,7 @@ def memory_transport_pair() -> tuple[Transport, Transport]:
     a_in = asyncio.StreamReader(limit=READ_LIMIT)
     b_in = asyncio.StreamReader(limit=READ_LIMIT)
     to_b, to_a = _QueueWriter(b_in), _QueueWriter(a_in)
-    return Transport(a_in, to_b.write, to_b.close), Transport(b_in, to_a.write, to_a.close)
+    return Transport(a_in, to_b.write, to_b.close, to_b.close), Transport(b_in, to_a.write, to_a.close, to_a.close)
 
 
 def stream_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Transport:
@@ -68,7 +72,10 @@ def stream_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         if not writer.is_closing():
             writer.close()
 
-    return Transport(reader, write, close)
+    async def abort() -> None:
+        writer.transport.abort()
+
+    return Transport(reader, write, close, abort)
 
 
 def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
@@ -86,7 +93,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 async def _threaded_stdio(in_fd: int, out_fd: int) -> Transport:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    reader = asyncio.StreamReader(limit=CHUNK_BYTES)
     threading.Thread(target=_read_in_thread, args=(in_fd, reader, loop), daemon=True, name="stdin").start()
     lock = asyncio.Lock()
 
@@ -97,19 +104,22 @@ async def _threaded_stdio(in_fd: int, out_fd: int) -> Transport:
     async def close() -> None:
         return None
 
-    return Transport(reader, write, close)
+    return Transport(reader, write, close, close)
 
 
 async def pipe_streams(
-    in_fd: int, out_fd: int
+    in_fd: int, out_fd: int, *, limit: int = READ_LIMIT
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, asyncio.BaseTransport]:
     """Asyncio streams on two pipe (or socket) descriptors, which they take over.
+
+    Args:
+        limit: the reader's buffer limit (the default lets `readline()` return any accepted frame whole).
 
     Returns:
         (reader, writer, the read side's transport): close the transport and the writer when done.
     """
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    reader = asyncio.StreamReader(limit=limit)
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
     )
@@ -119,7 +129,7 @@ async def pipe_streams(
 
 
 async def _piped_stdio(in_fd: int, out_fd: int) -> tuple[Transport, asyncio.BaseTransport]:
-    reader, writer, read_transport = await pipe_streams(in_fd, out_fd)
+    reader, writer, read_transport = await pipe_streams(in_fd, out_fd, limit=CHUNK_BYTES)
     return stream_transport(reader, writer), read_transport
 
 

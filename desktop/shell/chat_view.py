@@ -147,7 +147,7 @@ class ChatView(Vertical):
     def host_event(self, method: str, params: dict[str, Any]) -> None:
         """A live event for the agent on show."""
         if method == "agent.started":  # the message a run answers, whichever client (or agent) sent it
-            self._replay(params.get("message", {}))
+            self._replay(_whole_or_marked(params))
         elif method == "agent.delta":
             self._got_words = True
             if self._reply is None:
@@ -262,6 +262,16 @@ def _mcp_failure(params: dict[str, Any]) -> str:
         text += f"\nlikely cause: {params['cause']}"
     tail = str(params.get("stderrTail") or "").splitlines()[-3:]
     return text + "".join(f"\n  {line}" for line in tail)
+
+
+def _whole_or_marked(started: dict[str, Any]) -> dict[str, Any]:
+    """The message of `agent.started`; a cut one ends by saying how much more the transcript holds."""
+    message = dict(started.get("message") or {})
+    if started.get("truncated"):
+        text = str(message.get("text", ""))
+        more = int(started.get("textLength", 0)) - len(text)
+        message["text"] = f"{text}… ({more:,} more characters: the whole message is in the transcript)"
+    return message
 
 
 def _fix_for(error: str | None) -> str:

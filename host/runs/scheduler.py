@@ -172,7 +172,7 @@ class RunManager:
             self._by_agent[agent_id] = run
             self._queue.append(run)
             self._wake.set()
-        started = AgentStartedEvent.model_validate({"agentId": agent_id, "runId": run.run_id, "message": stored})
+        started = AgentStartedEvent.preview(agent_id, run.run_id, stored)
         await self._notify("agent.started", started)
         await self._announce(agent_id)
         return run.run_id, int(stored["seq"])

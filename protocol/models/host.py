@@ -34,6 +34,8 @@ __all__ = [
     "AgentUpdatedEvent",
     "AgentDeltaEvent",
     "AgentStartedEvent",
+    "STARTED_PREVIEW_CHARS",
+    "EventsDroppedEvent",
     "AgentMessageEvent",
     "AgentEndedEvent",
     "AgentErrorEvent",
@@ -92,15 +94,33 @@ class AgentUpdatedEvent(WireModel):
     agent: AgentInfo | None
 
 
+STARTED_PREVIEW_CHARS = 2000
+"""How much of a message's text `agent.started` carries to every client; the transcript holds all of it."""
+
+
 class AgentStartedEvent(WireModel):
     """A run began: the message it answers (a person's, or another agent's wake) is now in the transcript.
 
-    Sent to every client, so each one shows the conversation as it grows, whoever sent the message.
+    Sent to every client, so each one shows the conversation as it grows, whoever sent the message. The
+    message's text is cut to its first 2,000 characters (`truncated`, with the whole text's `textLength` in
+    code points); `agent.transcript` has all of it, at the message's `seq`.
     """
 
     agent_id: str
     run_id: str
     message: Annotated[UserEvent | WakeEvent, Field(discriminator="type")]
+    truncated: bool = False
+    text_length: int
+
+    @classmethod
+    def preview(cls, agent_id: str, run_id: str, stored: dict[str, Any]) -> AgentStartedEvent:
+        """The event for the transcript event `stored` (wire form), its text cut to `STARTED_PREVIEW_CHARS`."""
+        text = str(stored.get("text", ""))
+        cut = len(text) > STARTED_PREVIEW_CHARS
+        message = {**stored, "text": text[:STARTED_PREVIEW_CHARS]} if cut else stored
+        return cls.model_validate(
+            {"agentId": agent_id, "runId": run_id, "message": message, "truncated": cut, "textLength": len(text)}
+        )
 
 
 class AgentDeltaEvent(WireModel):
@@ -142,6 +162,17 @@ class KernelDownEvent(WireModel):
 class KernelUpEvent(WireModel):
     pid: int
     restarts: int
+
+
+class EventsDroppedEvent(WireModel):
+    """Events were not sent to this client because it fell too far behind in reading them: only the shell
+    that launched the host on stdio gets this (a socket client is disconnected instead). It comes once the
+    client has caught up; whatever it shows may be stale, so it re-reads it (`agent.list`, `agent.transcript`,
+    ...). `agentIds` are the agents whose events were among those dropped."""
+
+    count: int
+    agent_ids: list[str]
+    reason: str
 
 
 class AgentToolEvent(WireModel):

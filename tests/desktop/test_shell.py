@@ -147,6 +147,27 @@ def test_a_question_asked_before_the_shell_attached_or_while_another_agent_was_s
     asyncio.run(main())
 
 
+def test_a_long_message_shows_cut_with_what_it_leaves_out_and_whole_once_read_from_the_transcript(
+    tmp_path: Path,
+) -> None:
+    """Issue 22.8: `agent.started` carries the first 2,000 characters; the shell says how much more there is."""
+    text = "say " + "w" * 5000
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
+            async with _shell(tmp_path, "ops") as (app, pilot):
+                await host.call("agent.send", {"agentId": "ops", "text": text})
+                await until(pilot, lambda: "w" * 5000 in _replies(app))
+                said = [str(entry.render()) for entry in app.query(UserEntry)]
+                marker = "… (3,004 more characters: the whole message is in the transcript)"
+                assert said == [f"you: {text[:2000]}{marker}"]
+                app.select("ops")
+                await until(pilot, lambda: [str(e.render()) for e in app.query(UserEntry)] == [f"you: {text}"])
+
+    asyncio.run(main())
+
+
 def test_messages_typed_while_busy_wait_in_the_queue_and_a_cancel_stops_the_turn_and_drops_them(
     tmp_path: Path,
 ) -> None:

@@ -1,4 +1,4 @@
-"""Hostile lines from a shell against the real host over real pipes (issue 10, items 1-5).
+"""Hostile lines from a shell against the real host over real pipes (issue 10, items 1-5; issue 22.8, 22.11).
 
 Each test sends lines that once killed the host, made it write frames that are not JSON, ran undecodable
 text, coerced wrong types or answered to the wrong id; each checks the answer's code and id, that every
@@ -12,8 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from protocol.framing import MAX_FRAME_BYTES
 from tests.support.raw_host import RawHost, parse_strict
+from tests.support.raw_socket import RawSocket
 
 PING = b'{"jsonrpc":"2.0","id":%s,"method":"ping","params":{}}\n'
 
@@ -79,7 +81,7 @@ def test_frames_that_killed_the_host_get_their_errors_and_the_host_goes_on(tmp_p
             assert codes == [
                 (None, INVALID_REQUEST),
                 (None, PARSE_ERROR),
-                ("m1", INVALID_REQUEST),
+                ("m1", METHOD_NOT_FOUND),  # a string that names no method (issue 22.11)
                 (None, PARSE_ERROR),
                 (None, PARSE_ERROR),
                 ("d2", INVALID_PARAMS),
@@ -205,6 +207,7 @@ def test_an_invalid_request_whose_id_can_be_read_is_answered_with_that_id(tmp_pa
                 host,
                 [
                     b'{"jsonrpc":"2.0","id":"x1"}\n',
+                    b'{"id":1}\n',
                     b'{"jsonrpc":"1.0","id":"x2","method":"ping"}\n',
                     b'{"id":"x3","method":"ping"}\n',
                     b'{"jsonrpc":"2.0","id":"x4","method":5}\n',
@@ -218,6 +221,7 @@ def test_an_invalid_request_whose_id_can_be_read_is_answered_with_that_id(tmp_pa
             )
             assert codes == [
                 ("x1", INVALID_REQUEST),
+                (1, INVALID_REQUEST),  # no method, no version: still answered to its id (issue 22.11)
                 ("x2", INVALID_REQUEST),
                 ("x3", INVALID_REQUEST),
                 ("x4", INVALID_REQUEST),
@@ -235,6 +239,34 @@ def test_an_invalid_request_whose_id_can_be_read_is_answered_with_that_id(tmp_pa
             assert sorted(json.dumps([a.get("id"), a.get("error", {}).get("code")]) for a in batch) == sorted(
                 json.dumps(pair) for pair in (["b1", None], ["b2", INVALID_REQUEST], [None, INVALID_REQUEST])
             )
+            assert host.not_json == []
+
+    asyncio.run(main())
+
+
+def test_a_frame_over_the_cap_is_refused_to_its_id_while_it_is_read_and_the_connection_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Issue 22.8: an oversized frame was refused to `id: null`; its id is now read from its first bytes."""
+    over = b"y" * (MAX_FRAME_BYTES + 1)
+
+    async def main() -> None:
+        async with RawHost(tmp_path) as host:
+            await host.initialize()
+            codes = await _answers(
+                host,
+                [
+                    b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"pad":"' + over + b'"}}\n',
+                    b'{"jsonrpc":"2.0","method":"ping","params":{"pad":"' + over + b'"},"id":"late"}\n',
+                ],
+            )
+            assert codes == [("huge", INVALID_REQUEST), (None, INVALID_REQUEST)]
+            async with RawSocket(tmp_path) as client:
+                await client.initialize()
+                await client.send(b'{"jsonrpc":"2.0","id":7,"method":"agent.list","params":{"pad":"' + over + b'"}}\n')
+                assert (await client.call("ping"))["result"] == {}
+                refused = next(m for m in client.seen if m.get("id") == 7)
+                assert refused["error"]["code"] == INVALID_REQUEST
             assert host.not_json == []
 
     asyncio.run(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.codec import UNSAFE, FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
+from protocol.codec import UNSAFE, UNSAFE_TEXT, FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
 
 
 @pytest.mark.parametrize(
@@ -30,10 +30,26 @@ def test_lines_that_are_not_strict_json_are_refused(line: bytes) -> None:
 def test_a_bad_value_in_a_readable_message_is_replaced_at_the_top_level_only() -> None:
     message = decode_frame(b'{"jsonrpc":"2.0","id":3,"method":"m","params":{"deep":{"s":"\\udc80"}}}')
     assert message == {"jsonrpc": "2.0", "id": 3, "method": "m", "params": UNSAFE}
+    assert decode_frame(b'{"id":2,"method":"pi\\ud800ng"}') == {"id": 2, "method": UNSAFE_TEXT}
     assert decode_frame(b'{"id":1e400,"method":"m"}') == {"id": UNSAFE, "method": "m"}
     assert decode_frame(b'{"id":4,"params":[' + b"[" * 400 + b"]" * 400 + b"]}") == {"id": 4, "params": UNSAFE}
     assert decode_frame(b'{"\\udc80":1,"id":5}') == {UNSAFE: 1, "id": 5}
-    assert decode_frame(b'[{"id":1,"x":"\\ud800"},"\\udfff",{"id":2}]') == [{"id": 1, "x": UNSAFE}, UNSAFE, {"id": 2}]
+    assert decode_frame(b'[{"id":1,"x":"\\ud800"},"\\udfff",{"id":2}]') == [
+        {"id": 1, "x": UNSAFE_TEXT},
+        UNSAFE_TEXT,
+        {"id": 2},
+    ]
+
+
+def test_a_number_beyond_a_double_is_found_wherever_it_sits_in_a_long_frame() -> None:
+    pad = "y" * 1_000_000
+    for number in (b"-1e400", b"9" * 320 + b".5", b"1E+309"):
+        line = b'{"id":3,"params":{"pad":"' + pad.encode() + b'","a":[1,{"b":' + number + b"}]}}"
+        assert decode_frame(line) == {"id": 3, "params": UNSAFE}
+    assert decode_frame(b'{"id":3,"params":{"pad":"' + pad.encode() + b'e999"}}') == {
+        "id": 3,
+        "params": {"pad": pad + "e999"},
+    }
 
 
 def test_strict_values_decode_as_they_are() -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from protocol.codec import UNSAFE
-from protocol.envelope import Ignored, Invalid, Notification, Request, Response, read_message
-from protocol.errors import INVALID_PARAMS, INVALID_REQUEST
+from protocol.codec import UNSAFE, UNSAFE_TEXT
+from protocol.envelope import Head, Ignored, Invalid, Notification, Request, Response, read_head, read_message
+from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 
 def test_a_well_formed_request_and_notification_pass() -> None:
@@ -22,6 +22,7 @@ def test_a_well_formed_request_and_notification_pass() -> None:
     ("message", "answer_to", "code"),
     [
         ({"jsonrpc": "2.0", "id": "x1"}, "x1", INVALID_REQUEST),
+        ({"id": 1}, 1, INVALID_REQUEST),
         ({"jsonrpc": "1.0", "id": "x2", "method": "m"}, "x2", INVALID_REQUEST),
         ({"id": 3, "method": "m"}, 3, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": 4.5, "method": ["m"]}, 4.5, INVALID_REQUEST),
@@ -29,6 +30,8 @@ def test_a_well_formed_request_and_notification_pass() -> None:
         ({"jsonrpc": "2.0", "id": 6, "method": "m", "params": None}, 6, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": 7, "method": "m", "more": 1}, 7, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": 8, "method": UNSAFE}, 8, INVALID_REQUEST),
+        ({"jsonrpc": "2.0", "id": 8, "method": UNSAFE_TEXT, "extra": 1}, 8, INVALID_REQUEST),
+        ({"jsonrpc": "2.0", "id": 8, "method": UNSAFE_TEXT}, 8, METHOD_NOT_FOUND),
         ({"jsonrpc": "2.0", "id": 9, "method": "m", "params": UNSAFE}, 9, INVALID_PARAMS),
         ({"jsonrpc": "2.0", "id": 10, "method": "m", UNSAFE: 1}, 10, INVALID_REQUEST),
         ({"jsonrpc": "2.0", "id": UNSAFE, "method": "m"}, None, INVALID_REQUEST),
@@ -54,6 +57,13 @@ def test_a_notification_with_params_that_are_not_strict_json_is_ignored() -> Non
     assert isinstance(read_message({"jsonrpc": "2.0", "method": "m", "params": UNSAFE}), Ignored)
 
 
+def test_a_method_name_that_is_not_valid_unicode_names_no_method() -> None:
+    """Issue 22.11: a lone surrogate in `method` is a string naming nothing (-32601), not a malformed request."""
+    assert isinstance(read_message({"jsonrpc": "2.0", "method": UNSAFE_TEXT}), Ignored)
+    answer = read_message({"jsonrpc": "2.0", "id": "s", "method": UNSAFE_TEXT, "params": {}})
+    assert isinstance(answer, Invalid) and (answer.id, answer.code) == ("s", METHOD_NOT_FOUND)
+
+
 def test_answers_without_a_readable_id_are_ignored_and_malformed_ones_reach_their_caller_as_errors() -> None:
     for bad_id in ([1], {"a": 1}, True, UNSAFE):
         assert isinstance(read_message({"jsonrpc": "2.0", "id": bad_id, "result": 1}), Ignored)
@@ -72,3 +82,25 @@ def test_answers_without_a_readable_id_are_ignored_and_malformed_ones_reach_thei
         answer = read_message(malformed)
         assert isinstance(answer, Response) and answer.error is not None
         assert answer.error["code"] == INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("head", "request_id", "answer"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"yyy', 7, False),
+        (b' { "id" : "a\\"b" , "method":"x", "params":[1', 'a"b', False),
+        (b'{"jsonrpc":"2.0","id":5,"result":{"a', 5, True),
+        (b'{"jsonrpc":"2.0","result":{"a', None, True),
+        (b'{"method":"x","params":{"pad":"yy', None, False),
+        (b'{"id":"\\ud800","method":"x","params":{', None, False),
+        (b'{"id":1e400,"params":{', None, False),
+        (b'{"id":true,"params":{', None, False),
+        (b'{"id":"yyyyyyy', None, False),
+        (b'[{"id":1,"method":"x"', None, False),
+        (b"\xff\xfe", None, False),
+    ],
+)
+def test_the_id_of_a_frame_too_long_to_decode_is_read_from_its_leading_members(
+    head: bytes, request_id: Any, answer: bool
+) -> None:
+    assert read_head(head) == Head(request_id, answer)

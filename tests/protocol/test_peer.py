@@ -1,15 +1,17 @@
-"""The JSON-RPC peer over an in-memory pipe: calls both ways, errors, timeouts, ordering, bad lines."""
+"""The JSON-RPC peer over an in-memory pipe (and a real socket): calls both ways, errors, timeouts, ordering,
+bad lines, and the bounds on what one connection may make it hold."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import socket
 from typing import Any
 
 import pytest
 
-from protocol.dispatch import Router
+from protocol.dispatch import BATCH_GROUP, Router
 from protocol.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -21,9 +23,10 @@ from protocol.errors import (
     REQUEST_TIMEOUT,
     JsonRpcError,
 )
+from protocol.framing import CHUNK_BYTES, MAX_FRAME_BYTES
 from protocol.models.base import EmptyParams, Params, WireModel
 from protocol.peer import JsonRpcPeer
-from protocol.transport import memory_transport_pair
+from protocol.transport import memory_transport_pair, stream_transport
 from tests.support.raw_host import parse_strict
 
 
@@ -232,6 +235,107 @@ def test_a_malformed_answer_fails_the_call_it_answers_instead_of_leaving_it_wait
             await call
         assert info.value.code == INVALID_REQUEST
         assert not serving.done()
+        await right.close()
+        await serving
+
+    asyncio.run(main())
+
+
+class Held(Params):
+    n: int
+
+
+def test_past_max_in_flight_the_peer_reads_nothing_more_until_an_answer_is_written() -> None:
+    """Issue 22.7: every request got a task of its own with no bound; now the reader waits, over a real socket."""
+
+    async def main() -> None:
+        gates = {n: asyncio.Event() for n in range(3)}
+        held = asyncio.Semaphore(0)
+        router = Router()
+
+        async def hold(p: Held) -> Sum:
+            held.release()
+            await gates[p.n].wait()
+            return Sum(total=p.n)
+
+        async def add(p: AddParams) -> Sum:
+            return Sum(total=p.left + p.right_side)
+
+        router.add("hold", Held, hold)
+        router.add("add", AddParams, add)
+        server_sock, client_sock = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=server_sock, limit=CHUNK_BYTES)
+        peer = JsonRpcPeer(stream_transport(reader, writer), router, name="server", max_in_flight=3)
+        serving = asyncio.create_task(peer.serve())
+        client_reader, client_writer = await asyncio.open_connection(sock=client_sock)
+        calls = [{"jsonrpc": "2.0", "id": f"h{n}", "method": "hold", "params": {"n": n}} for n in range(3)]
+        calls.append({"jsonrpc": "2.0", "id": "after", "method": "add", "params": {"left": 1, "rightSide": 1}})
+        client_writer.write(b"".join(json.dumps(call).encode() + b"\n" for call in calls))
+        await client_writer.drain()
+        async with asyncio.timeout(5):
+            for _ in range(3):
+                await held.acquire()
+            gates[1].set()
+            first = [json.loads(await client_reader.readline())["id"] for _ in range(2)]
+            assert first == ["h1", "after"]  # the fourth request was read only once an answer had gone out
+            gates[0].set()
+            gates[2].set()
+            rest = [json.loads(await client_reader.readline())["id"] for _ in range(2)]
+        assert sorted(rest) == ["h0", "h2"]
+        client_writer.close()
+        async with asyncio.timeout(5):
+            await serving
+        writer.close()
+        await client_writer.wait_closed()
+
+    asyncio.run(main())
+
+
+def test_a_batch_runs_a_bounded_number_of_its_members_at_once_and_answers_them_all() -> None:
+    async def main() -> None:
+        running = 0
+        most = 0
+        router = Router()
+
+        async def step(p: AddParams) -> Sum:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            await asyncio.sleep(0)
+            running -= 1
+            return Sum(total=p.left)
+
+        router.add("step", AddParams, step)
+        left, right = memory_transport_pair()
+        serving = asyncio.create_task(JsonRpcPeer(left, router, name="server").serve())
+        batch = [
+            {"jsonrpc": "2.0", "id": n, "method": "step", "params": {"left": n, "rightSide": 0}} for n in range(300)
+        ]
+        await right.write(json.dumps(batch).encode() + b"\n")
+        async with asyncio.timeout(5):
+            answers = json.loads(await right.reader.readline())
+        assert sorted(a["result"]["total"] for a in answers) == list(range(300))
+        assert most == BATCH_GROUP
+        await right.close()
+        await serving
+
+    asyncio.run(main())
+
+
+def test_an_answer_longer_than_a_frame_may_be_fails_the_call_it_answers() -> None:
+    async def main() -> None:
+        left, right = memory_transport_pair()
+        client = JsonRpcPeer(left, Router(), name="client", default_timeout=30)
+        serving = asyncio.create_task(client.serve())
+        call = asyncio.create_task(client.request("m", {}))
+        async with asyncio.timeout(5):
+            sent = json.loads(await right.reader.readline())
+        huge = b'{"jsonrpc":"2.0","id":%d,"result":{"pad":"' % sent["id"] + b"y" * (MAX_FRAME_BYTES + 1) + b'"}}\n'
+        await right.write(huge)
+        with pytest.raises(JsonRpcError) as info:
+            async with asyncio.timeout(30):
+                await call
+        assert info.value.code == INVALID_REQUEST
         await right.close()
         await serving
 

@@ -29,8 +29,14 @@ def scripted_model(*rules: dict[str, Any]) -> dict[str, Any]:
     return {"model": {"provider": "scripted", "rules": list(rules)}}
 
 
-async def spawn_host(data_dir: Path, *, stderr: Any, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
-    """Start `python -m host --data-dir DATA_DIR` from the repository, its stdin and stdout on pipes."""
+async def spawn_host(
+    data_dir: Path, *, stderr: Any, env: dict[str, str] | None = None, limit: int = READ_LIMIT
+) -> asyncio.subprocess.Process:
+    """Start `python -m host --data-dir DATA_DIR` from the repository, its stdin and stdout on pipes.
+
+    `limit` is the buffer of the reader on its stdout: a small one makes a shell that does not read stop
+    the pipe soon (a large one reads ahead into memory whatever the test does).
+    """
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -42,7 +48,7 @@ async def spawn_host(data_dir: Path, *, stderr: Any, env: dict[str, str] | None 
         stderr=stderr,
         cwd=REPO_ROOT,
         env=env,
-        limit=READ_LIMIT,
+        limit=limit,
     )
 
 

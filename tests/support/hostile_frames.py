@@ -96,7 +96,7 @@ def _surrogate(rng: random.Random, n: int) -> Case:
     if where == 0:
         return Case("surrogate_id", _request(b'"' + lone + b'"'), (None, INVALID_REQUEST))
     if where == 1:
-        return Case("surrogate_method", _request(_j(f"f{n}"), b'"ping' + lone + b'"'), (f"f{n}", INVALID_REQUEST))
+        return Case("surrogate_method", _request(_j(f"f{n}"), b'"ping' + lone + b'"'), (f"f{n}", METHOD_NOT_FOUND))
     if where == 2:
         return Case("surrogate_key", _request(_j(f"f{n}"), extra=b',"' + lone + b'":1'), (f"f{n}", INVALID_REQUEST))
     if where == 3:

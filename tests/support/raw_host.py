@@ -1,7 +1,8 @@
 """A raw test shell: writes bytes to a real `python -m host` over real pipes and reads every stdout line.
 
 Unlike `HostProcess` it sends lines exactly as given (hostile ones included) and checks each line the host
-writes with a strict JSON parser, counting the ones that are not strict JSON instead of hiding them.
+writes with a strict JSON parser, counting the ones that are not strict JSON instead of hiding them. With a
+small `read_limit` it reads nothing ahead: while the test does not read, the host's stdout pipe fills.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from protocol.framing import READ_LIMIT, read_frame
 from protocol.models.host import PROTOCOL_VERSION
 from tests.support.host_process import spawn_host
 
@@ -31,9 +33,10 @@ def parse_strict(line: bytes) -> Any:
 class RawHost:
     """`async with RawHost(data_dir) as host:` starts a host; leaving shuts it down (or kills it)."""
 
-    def __init__(self, data_dir: Path, *, stderr_to: Path | None = None) -> None:
+    def __init__(self, data_dir: Path, *, stderr_to: Path | None = None, read_limit: int = READ_LIMIT) -> None:
         self.data_dir = data_dir
         self._stderr_to = stderr_to
+        self._read_limit = read_limit
         self.process: asyncio.subprocess.Process | None = None
         self.lines = 0
         self.not_json: list[bytes] = []
@@ -45,7 +48,7 @@ class RawHost:
         if self._stderr_to is not None:
             stderr = open(self._stderr_to, "ab")  # the child keeps its own copy; ours closes below
         try:
-            self.process = await spawn_host(self.data_dir, stderr=stderr)
+            self.process = await spawn_host(self.data_dir, stderr=stderr, limit=self._read_limit)
         finally:
             if self._stderr_to is not None:
                 stderr.close()
@@ -77,27 +80,32 @@ class RawHost:
         self.process.stdin.write(data)
         await self.process.stdin.drain()
 
-    async def next_answer(self) -> Any:
-        """The next line that is not a notification, strictly parsed (or the raw bytes, if it is not JSON).
+    async def next_line(self) -> Any:
+        """The next line, strictly parsed (or the raw bytes, if it is not JSON); a notification is also kept.
 
         Raises:
             HostDiedError: the host closed its stdout first.
         """
         assert self.process is not None and self.process.stdout is not None
+        raw = await read_frame(self.process.stdout)
+        if raw is None:
+            raise HostDiedError(f"the host closed its stdout (exit code {self.process.returncode})")
+        self.lines += 1
+        try:
+            message = parse_strict(raw)
+        except ValueError:
+            self.not_json.append(raw[:200])
+            return raw
+        if isinstance(message, dict) and "method" in message and "id" not in message:
+            self.notifications.append(message)
+        return message
+
+    async def next_answer(self) -> Any:
+        """The next line that is not a notification (see `next_line`)."""
         while True:
-            raw = await self.process.stdout.readline()
-            if not raw:
-                raise HostDiedError(f"the host exited (code {await self.process.wait()})")
-            self.lines += 1
-            try:
-                message = parse_strict(raw)
-            except ValueError:
-                self.not_json.append(raw[:200])
-                return raw
-            if isinstance(message, dict) and "method" in message and "id" not in message:
-                self.notifications.append(message)
-                continue
-            return message
+            message = await self.next_line()
+            if not (isinstance(message, dict) and "method" in message and "id" not in message):
+                return message
 
     async def answer_to(self, request_id: Any) -> dict[str, Any]:
         """Skip answers until the one addressed to `request_id`."""
