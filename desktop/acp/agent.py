@@ -42,7 +42,7 @@ from acp.schema import (
 )
 
 from desktop.acp.commands import COMMANDS, run_command
-from desktop.acp.errors import host_refused, host_unreachable, run_failed, unknown_session
+from desktop.acp.errors import host_refused, host_unreachable, open_elsewhere, run_failed, unknown_session
 from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
 from desktop.acp.mcp_servers import McpServer, adopt_mcp_servers
@@ -138,12 +138,19 @@ class HearthAcpAgent:
             auth_methods=[],
         )
 
+    def _check_free(self, agent: AgentInfo, root: str) -> None:
+        """An agent open here keeps its project root: opening it again elsewhere is refused (CONFLICT)."""
+        before = self._sessions.get(agent.agent_id)
+        if before is not None and before.project_root != root:
+            raise open_elsewhere(agent.agent_id, before.project_root, root)
+
     async def _open(
-        self, agent: AgentInfo, cwd: str, mcp_servers: list[McpServer] | None, extra: list[str] | None
+        self, agent: AgentInfo, root: str, cwd: str, mcp_servers: list[McpServer] | None, extra: list[str] | None
     ) -> Session:
-        session = Session(agent=agent, cwd=cwd, project_root=project_root_for(cwd, self._link.data_dir))
+        self._check_free(agent, root)
+        session = Session(agent=agent, cwd=cwd, project_root=root)
         before = self._sessions.get(session.session_id)
-        if before is not None:  # opened again: its runs still in flight stay cancellable
+        if before is not None:  # opened again on the same root: its runs still in flight stay cancellable
             session.runs = before.runs
         if mcp_servers:
             with host_errors():
@@ -173,10 +180,10 @@ class HearthAcpAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        project_root_for(cwd, self._link.data_dir)  # a bad folder is refused before any agent is made
+        root = project_root_for(cwd, self._link.data_dir)  # a bad folder is refused before any agent is made
         with host_errors():
             agent = await open_agent(self._link, pinned=self._pinned, title=session_title(cwd, kwargs))
-        session = await self._open(agent, cwd, mcp_servers, additional_directories)
+        session = await self._open(agent, root, cwd, mcp_servers, additional_directories)
         return NewSessionResponse(session_id=session.session_id)
 
     async def load_session(
@@ -187,13 +194,14 @@ class HearthAcpAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        project_root_for(cwd, self._link.data_dir)
+        root = project_root_for(cwd, self._link.data_dir)
         with host_errors():
             agent = await existing_agent(self._link, session_id)
+            self._check_free(agent, root)
             page = await self._link.call("agent.transcript", {"agentId": agent.agent_id, "limit": REPLAY_EVENTS})
         for update in replay_updates(page["events"], has_more=page["hasMore"]):
             await self.client.session_update(agent.agent_id, update)
-        await self._open(agent, cwd, mcp_servers, additional_directories)
+        await self._open(agent, root, cwd, mcp_servers, additional_directories)
         return LoadSessionResponse()
 
     async def resume_session(
@@ -204,10 +212,10 @@ class HearthAcpAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        project_root_for(cwd, self._link.data_dir)
+        root = project_root_for(cwd, self._link.data_dir)
         with host_errors():
             agent = await existing_agent(self._link, session_id)
-        await self._open(agent, cwd, mcp_servers, additional_directories)
+        await self._open(agent, root, cwd, mcp_servers, additional_directories)
         return ResumeSessionResponse()
 
     async def list_sessions(
@@ -245,13 +253,11 @@ class HearthAcpAgent:
 
     async def _run(self, session: Session, text: str) -> AgentEndedEvent:
         message = text
-        if session.project_root is not None and not session.told_project:
+        if not session.told_project:
             message = f"{project_note(session.project_root)}\n\n{text}"
         agent_id = session.agent.agent_id
         with self._hub.follow(agent_id) as queue:
-            params: dict[str, Any] = {"agentId": agent_id, "text": message}
-            if session.project_root is not None:
-                params["projectRoot"] = session.project_root
+            params: dict[str, Any] = {"agentId": agent_id, "text": message, "projectRoot": session.project_root}
             sent = await self._link.call("agent.send", params, AgentSendResult)
             session.told_project = True
             session.runs.append(sent.run_id)

@@ -1,0 +1,171 @@
+"""The files grep lets rg read: listed by rg, opened and checked by the kernel, handed back as descriptors.
+
+rg opens what it finds by name, so a hard link in the tree to another agent's memory (or a file swapped for one
+after any check) would be read. So rg first only lists the files its filters keep (`--files`, which opens no
+file), the kernel opens each beneath its pinned search root without following a symlink (`sandbox.Beneath`),
+leaves out every one that is a protected file (`sandbox.protected`: by `fstat` of the open descriptor, with the
+set brought up to date after the opens, so a link made after the listing is caught too), and rg searches the rest
+as /proc/self/fd/N, a chunk at a time: whatever it prints comes from those inodes and no other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import stat
+from dataclasses import dataclass
+
+from sandbox import Beneath, Deny, Policy, decide, protected_files
+
+__all__ = ["CHUNK", "Listing", "Piece", "Vetted", "Vetter"]
+
+CHUNK = max(16, min(512, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 8))
+"""Files opened and searched at once (a few hundred descriptors, well inside this process's limit)."""
+
+_READ = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One pinned search root: its O_PATH descriptor and canonical path."""
+
+    fd: int
+    path: str
+
+
+@dataclass(slots=True)
+class Vetted:
+    """A chunk's open files: rg's name of each (`/proc/self/fd/N`) → its canonical path, and how many were left
+    out as protected. `close` closes them."""
+
+    names: dict[str, str]
+    fds: list[int]
+    left_out: int = 0
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
+
+
+class Vetter:
+    """Opens listed files beneath their pinned roots and keeps only those the run may read.
+
+    Args:
+        policy: the run's policy.
+        pieces: rg's name of each search root (`.` for its working directory, else `/proc/self/fd/N`) → the root.
+    """
+
+    def __init__(self, policy: Policy, pieces: dict[str, Piece]) -> None:
+        self._policy = policy
+        self._pieces = pieces
+        self._beneath: dict[str, Beneath] = {}
+
+    def _where(self, name: str) -> tuple[str, str] | None:
+        """(the root's name, the path below it; "" for the root itself) of a name rg listed."""
+        for root in self._pieces:
+            if name == root:
+                return root, ""
+            if name.startswith(root.rstrip("/") + "/"):
+                return root, name[len(root.rstrip("/")) + 1 :]
+        return None
+
+    def _open(self, name: str) -> tuple[int, os.stat_result, str] | None:
+        where = self._where(name)
+        if where is None:
+            return None
+        root, below = where
+        piece = self._pieces[root]
+        if not below:  # a file given as a root: reopened through its pinned descriptor, never by name
+            try:
+                fd = os.open(f"/proc/self/fd/{piece.fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            except OSError:
+                return None
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                os.close(fd)
+                return None
+            return fd, info, piece.path
+        beneath = self._beneath.get(root)
+        if beneath is None:
+            beneath = self._beneath[root] = Beneath(piece.fd)
+        found = beneath.open(below)
+        return None if found is None else (*found, f"{piece.path.rstrip('/')}/{below}")
+
+    def vet(self, listed: list[str]) -> Vetted:
+        """Open every listed file the run may read, then leave out the protected ones (checked after the opens)."""
+        opened: list[tuple[int, os.stat_result, str]] = []
+        for name in listed:
+            found = self._open(name)
+            if found is None:
+                continue
+            if isinstance(decide(self._policy, "read", found[2]), Deny):
+                os.close(found[0])
+            else:
+                opened.append(found)
+        vetted = Vetted({}, [])
+        protected = protected_files(self._policy).current() if opened else None
+        for fd, info, path in opened:
+            if protected is not None and protected.holds(info):
+                os.close(fd)
+                vetted.left_out += 1
+            else:
+                vetted.fds.append(fd)
+                vetted.names[f"/proc/self/fd/{fd}"] = path
+        return vetted
+
+    def close(self) -> None:
+        for beneath in self._beneath.values():
+            beneath.__exit__()
+        self._beneath.clear()
+
+
+class Listing:
+    """`rg --files --null` running over the pinned roots, read a chunk of names at a time."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+        self._rest = b""
+        self._done = False
+        self.count = 0
+
+    @staticmethod
+    async def start(argv: list[str], fds: list[int], cwd: str) -> Listing:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,  # never read: it could quote a name
+            env={"PATH": os.defpath, "LANG": "C.UTF-8"},
+            cwd=cwd,
+            pass_fds=fds,
+        )
+        return Listing(process)
+
+    async def next(self, limit: int = CHUNK) -> list[str]:
+        """Up to `limit` more names, in rg's (path) order; [] once the listing has ended."""
+        assert self._process.stdout is not None
+        names: list[str] = []
+        while len(names) < limit and not self._done:
+            if b"\0" not in self._rest:
+                data = await self._process.stdout.read(_READ)
+                if not data:
+                    self._done = True
+                    break
+                self._rest += data
+                continue
+            name, self._rest = self._rest.split(b"\0", 1)
+            names.append(os.fsdecode(name))
+        self.count += len(names)
+        return names
+
+    async def close(self) -> int | None:
+        """Stop it (if still running) and return its exit code; None when it was stopped before its end."""
+        if self._process.returncode is None and not self._done:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            await self._process.wait()
+            return None
+        return await self._process.wait()
