@@ -1,7 +1,10 @@
 """Benchmark: the grep tool over a generated 10,000-file tree, against a pure-Python walk-and-regex search of the
 same tree and against bare `rg` with the same arguments, all in the same run. Prints medians and ratios.
 
-Run: python scripts/bench_grep.py [--files 10000] [--repeat 7]
+With `--linked` every file also has a second name outside the tree (as pnpm's store makes), so each is checked
+against the run's protected files.
+
+Run: python scripts/bench_grep.py [--files 10000] [--repeat 7] [--linked]
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--linked", action="store_true", help="give every file a second name (a hard link)")
     options = parser.parse_args()
     rg = find_rg()
     if rg is None:
@@ -79,6 +83,11 @@ def main() -> None:
         scratch = data / "agents" / "bench" / "scratch"
         scratch.mkdir(parents=True)
         expected = make_tree(scratch, options.files)
+        if options.linked:
+            store = Path(tmp) / "store"
+            store.mkdir()
+            for n, path in enumerate(sorted(scratch.rglob("*.txt"))):
+                os.link(path, store / f"{n}.txt")
         ctx = ToolContext(build_policy(str(data), "bench"), "bench", _approve)
         tool = make_grep_tool(timeout=120)
         arguments = {"pattern": PATTERN, "output_mode": "files", "head_limit": 5000}
@@ -96,7 +105,8 @@ def main() -> None:
         t_python = timed(lambda: python_search(scratch), options.repeat)
         t_rg = timed(lambda: subprocess.run(bare, capture_output=True, check=False), options.repeat)
 
-    print(f"tree: {options.files} files, {expected} with a match; medians of {options.repeat} runs")
+    linked = ", each with a second name" if options.linked else ""
+    print(f"tree: {options.files} files{linked}, {expected} with a match; medians of {options.repeat} runs")
     print(f"grep tool          {t_tool * 1000:9.1f} ms")
     print(f"pure-Python search {t_python * 1000:9.1f} ms")
     print(f"bare rg --json     {t_rg * 1000:9.1f} ms")

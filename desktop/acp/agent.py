@@ -46,7 +46,7 @@ from desktop.acp.errors import host_refused, host_unreachable, open_elsewhere, r
 from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
 from desktop.acp.mcp_servers import McpServer, adopt_mcp_servers
-from desktop.acp.prompt_text import PromptBlock, prompt_text
+from desktop.acp.prompt_text import Message, PromptBlock, prompt_message
 from desktop.acp.replay import REPLAY_EVENTS, replay_updates
 from desktop.acp.sessions import Session, existing_agent, open_agent, project_root_for, session_title
 from desktop.acp.turn import TurnFollower
@@ -237,27 +237,30 @@ class HearthAcpAgent:
         if session is None:
             raise unknown_session(session_id)
         session.cancelled = False
-        text = prompt_text(prompt)
+        message = prompt_message(prompt)
         with host_errors():
-            reply = await run_command(self._link, session.agent.agent_id, text)
+            # A slash command is the person's own words alone: with a file attached it is a message.
+            reply = None if message.attachments else await run_command(self._link, session.agent.agent_id, message.text)
             if reply is not None:
                 await self.client.session_update(session_id, update_agent_message_text(reply))
                 return PromptResponse(stop_reason="end_turn")
             for notice in session.notices:
                 await self.client.session_update(session_id, update_agent_message_text(notice + "\n\n"))
             session.notices.clear()
-            if not text:
+            if not message.text and not message.attachments:
                 return PromptResponse(stop_reason="end_turn")
-            ended = await self._run(session, text)
+            ended = await self._run(session, message)
         return self._response(session, ended)
 
-    async def _run(self, session: Session, text: str) -> AgentEndedEvent:
-        message = text
+    async def _run(self, session: Session, message: Message) -> AgentEndedEvent:
+        text = message.text
         if not session.told_project:
-            message = f"{project_note(session.project_root)}\n\n{text}"
+            text = f"{project_note(session.project_root)}\n\n{text}"
         agent_id = session.agent.agent_id
         with self._hub.follow(agent_id) as queue:
-            params: dict[str, Any] = {"agentId": agent_id, "text": message, "projectRoot": session.project_root}
+            params: dict[str, Any] = {"agentId": agent_id, "text": text, "projectRoot": session.project_root}
+            if message.attachments:
+                params["attachments"] = message.attachments
             sent = await self._link.call("agent.send", params, AgentSendResult)
             session.told_project = True
             session.runs.append(sent.run_id)

@@ -19,7 +19,7 @@ from host.errors import CorruptFileError
 from host.store.atomic import read_json, write_json_atomic
 from host.store.transcript import utc_now
 from protocol.models.together import RequestStatus
-from protocol.models.transcript import UserEvent, WakeEvent
+from protocol.models.transcript import Attachment, UserEvent, WakeEvent
 
 __all__ = ["INBOX_FILE", "InboxItem", "Inbox", "ItemKind"]
 
@@ -45,11 +45,14 @@ class InboxItem:
     started: bool = False
     queued_at: str = ""
     project_root: str | None = None
+    attachments: list[dict[str, str]] | None = None
+    """A person's attached files (`Attachment` in wire form), written with the message, apart from its text."""
 
     def event(self) -> dict[str, Any]:
         """The transcript event that starts this item's run."""
         if self.kind in ("user", "work"):
-            return UserEvent(text=self.text).model_dump(mode="json")
+            attached = [Attachment.model_validate(a) for a in self.attachments] if self.attachments else None
+            return UserEvent(text=self.text, attachments=attached).model_dump(mode="json", exclude_none=True)
         wake = WakeEvent(
             text=self.text,
             from_agent=self.from_agent or "",

@@ -65,9 +65,9 @@ SEARCH_FLAGS = (
     "--no-pre",
     # One thread searches the files in the order given: the listing's path order.
     "--threads=1",
-    "--max-filesize=50M",
 )
-"""The fixed part of the search's command line: it is given files (descriptors) only, never a directory."""
+"""The fixed part of the search's command line: it is given files (descriptors) only, never a directory (the
+listing has applied the size cap, the glob and the type)."""
 
 _FAILED_TO_START = "ripgrep could not run this search: check the pattern (ripgrep regex syntax), the glob and the type"
 _SOME_FAILED = "some files could not be searched"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import resource
 import stat
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ CHUNK = max(16, min(512, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 8))
 """Files opened and searched at once (a few hundred descriptors, well inside this process's limit)."""
 
 _READ = 1 << 16
+_FD_NAME = re.compile(r"^(/proc/self/fd/\d+)(?:/(.*))?$", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +67,12 @@ class Vetter:
 
     def _where(self, name: str) -> tuple[str, str] | None:
         """(the root's name, the path below it; "" for the root itself) of a name rg listed."""
-        for root in self._pieces:
-            if name == root:
-                return root, ""
-            if name.startswith(root.rstrip("/") + "/"):
-                return root, name[len(root.rstrip("/")) + 1 :]
-        return None
+        if "." in self._pieces:
+            return (".", name[2:]) if name.startswith("./") else None
+        found = _FD_NAME.match(name)
+        if found is None or found.group(1) not in self._pieces:
+            return None
+        return found.group(1), found.group(2) or ""
 
     def _open(self, name: str) -> tuple[int, os.stat_result, str] | None:
         where = self._where(name)
