@@ -63,8 +63,6 @@ SEARCH_FLAGS = (
     "--no-config",
     "--no-messages",
     "--no-pre",
-    # One thread searches the files in the order given: the listing's path order.
-    "--threads=1",
 )
 """The fixed part of the search's command line: it is given files (descriptors) only, never a directory (the
 listing has applied the size cap, the glob and the type)."""
@@ -91,12 +89,16 @@ def resolve_rg(candidate: str | None = None) -> TrustedProgram | Unavailable:
     return trusted_program("ripgrep (rg)", candidate if candidate is not None else find_rg())
 
 
+_Held = list[tuple[str, int, str]]
+
+
 @dataclass(slots=True)
 class _Search:
     """One search: how to render, the current chunk's files by rg's name, and what was collected so far.
 
-    A file's lines are held until its `end` event, so a file rg found binary is left out whole; at most as many
-    as still fit are held.
+    rg searches a chunk on several threads, each file's events together; a file's lines are held until its `end`
+    event (so a file rg found binary is left out whole, and at most as many as still fit are held), and the
+    chunk's files are rendered in the listing's order once rg is done with them.
     """
 
     ctx: ToolContext
@@ -104,15 +106,20 @@ class _Search:
     separators: bool
     limit: int
     names: dict[str, str] = field(default_factory=dict)
+    done: dict[str, tuple[_Held, int] | None] = field(default_factory=dict)
     entries: list[str] = field(default_factory=list)
-    held: list[tuple[str, int, str]] = field(default_factory=list)
+    held: _Held = field(default_factory=list)
     last: tuple[str, int] | None = None
     more: bool = False
     events: int = 0
     left_out: int = 0
 
-    def add(self, event: dict[str, Any]) -> bool:
-        """Take one rg event; True once more entries than the limit are collected."""
+    def start(self, names: dict[str, str]) -> None:
+        """A new chunk: rg's name of each file → its canonical path, in the listing's order."""
+        self.names, self.done, self.held = names, {}, []
+
+    def add(self, event: dict[str, Any]) -> None:
+        """Take one rg event."""
         kind, data = event.get("type"), event.get("data") or {}
         self.events += 1
         if kind == "begin":
@@ -123,16 +130,22 @@ class _Search:
                 self.held.append((mark, int(data["line_number"]), _text(data["lines"]).rstrip("\r\n")))
         elif kind == "end":
             held, self.held = self.held, []
-            path = self.names.get(_text(data["path"]))
-            # Checked again per file: a path outside what the policy allows is never shown.
-            if path is None or data.get("binary_offset") is not None:
-                return False
-            if isinstance(decide(self.ctx.policy, "read", path), Deny):
-                return False
-            self._render(path, held, int(data["stats"]["matched_lines"]))
-        return len(self.entries) > self.limit
+            binary = data.get("binary_offset") is not None
+            self.done[_text(data["path"])] = None if binary else (held, int(data["stats"]["matched_lines"]))
 
-    def _render(self, path: str, held: list[tuple[str, int, str]], matched: int) -> None:
+    def finish(self) -> None:
+        """Render the chunk's files in order until more entries than the limit are in."""
+        for name, path in self.names.items():
+            found = self.done.get(name)
+            # Checked again per file: a path outside what the policy allows is never shown.
+            if found is None or isinstance(decide(self.ctx.policy, "read", path), Deny):
+                continue
+            self._render(path, *found)
+            if len(self.entries) > self.limit:
+                self.more = True
+                return
+
+    def _render(self, path: str, held: _Held, matched: int) -> None:
         shown = self.ctx.show(path)
         if self.mode == "files" and matched:
             self.entries.append(shown)
@@ -188,7 +201,8 @@ def _search_flags(args: Arguments, mode: str) -> tuple[list[str], bool]:
 
 
 async def _run_search(argv: list[str], fds: list[int], search: _Search) -> str | None:
-    """Run one search over vetted descriptors and feed its events to `search`; a failure sentence, or None."""
+    """Run one search over vetted descriptors, feed its events to `search` and render them; a failure sentence,
+    or None."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -201,22 +215,23 @@ async def _run_search(argv: list[str], fds: list[int], search: _Search) -> str |
         limit=_MAX_JSON_LINE,
     )
     assert process.stdout is not None
-    events = search.events
+    events, cut = search.events, False
     try:
         read = 0
         while True:
             try:
                 line = await process.stdout.readline()
             except ValueError:  # one JSON line over the limit: a huge matching line
-                search.more = True
+                cut = True
                 break
             read += len(line)
             if not line:
                 break
-            if read > _MAX_STDOUT or search.add(json.loads(line)):
-                search.more = True
+            if read > _MAX_STDOUT:
+                cut = True
                 break
-        if search.more:
+            search.add(json.loads(line))
+        if cut:
             process.kill()
         await process.wait()
     finally:
@@ -224,6 +239,8 @@ async def _run_search(argv: list[str], fds: list[int], search: _Search) -> str |
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
+    search.finish()
+    search.more = search.more or cut
     if process.returncode == 2 and not search.more:
         return _SOME_FAILED if search.events > events else _FAILED_TO_START
     return None
@@ -236,7 +253,7 @@ async def _search_all(rg: str, listing: Listing, vetter: Vetter, flags: list[str
     while not search.more and (names := await listing.next()):
         vetted = await asyncio.to_thread(vetter.vet, names)
         try:
-            search.names = vetted.names
+            search.start(vetted.names)
             search.left_out += vetted.left_out
             if vetted.fds:
                 failure = await _run_search([rg, *SEARCH_FLAGS, *flags, *vetted.names], vetted.fds, search) or failure
@@ -244,6 +261,7 @@ async def _search_all(rg: str, listing: Listing, vetter: Vetter, flags: list[str
         finally:
             vetted.close()
     if not ran:  # nothing to search: the pattern is still checked, against an empty file
+        search.start({})
         failure = await _run_search([rg, *SEARCH_FLAGS, *flags, "/dev/null"], [], search)
     return failure
 
