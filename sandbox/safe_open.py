@@ -38,6 +38,8 @@ __all__ = [
 
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# The /proc/self/fd link of a pinned file is followed on purpose: it names that very inode, never a path.
+_REOPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,12 +192,13 @@ class Beneath:
         del self._chain[keep:]
 
     def open(self, relative: str) -> tuple[int, os.stat_result] | None:
-        """A read-only descriptor of the regular file at `relative` and its `fstat`, or None when there is none
-        (missing, a symlink on the way or at the end, a special file, unreadable, or a `..` in the path)."""
-        parts = relative.split("/")
+        """A read-only descriptor of the regular file at `relative` (`""`: the pinned file itself, reopened through
+        its descriptor) and its `fstat`, or None when there is none (missing, a symlink on the way or at the end,
+        a special file, unreadable, or a `..` in the path)."""
+        parts = relative.split("/") if relative else []
         if any(part in ("", ".", "..") for part in parts):
             return None
-        dirs, name = parts[:-1], parts[-1]
+        dirs, name = parts[:-1], parts[-1:]
         keep = 0
         while keep < min(len(dirs), len(self._chain)) and self._chain[keep][0] == dirs[keep]:
             keep += 1
@@ -204,7 +207,12 @@ class Beneath:
             for part in dirs[keep:]:
                 parent = self._chain[-1][1] if self._chain else self._root
                 self._chain.append((part, os.open(part, _DIR_FLAGS, dir_fd=parent)))
-            fd = os.open(name, _READ_FLAGS | os.O_NOCTTY, dir_fd=self._chain[-1][1] if self._chain else self._root)
+            if name:
+                fd = os.open(
+                    name[0], _READ_FLAGS | os.O_NOCTTY, dir_fd=self._chain[-1][1] if self._chain else self._root
+                )
+            else:
+                fd = os.open(f"/proc/self/fd/{self._root}", _REOPEN_FLAGS)
         except OSError:
             return None
         info = os.fstat(fd)

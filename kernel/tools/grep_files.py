@@ -15,7 +15,6 @@ import contextlib
 import os
 import re
 import resource
-import stat
 from dataclasses import dataclass
 
 from sandbox import Beneath, Policy, protected_files
@@ -80,21 +79,12 @@ class Vetter:
             return None
         root, below = where
         piece = self._pieces[root]
-        if not below:  # a file given as a root: reopened through its pinned descriptor, never by name
-            try:
-                fd = os.open(f"/proc/self/fd/{piece.fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-            except OSError:
-                return None
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                os.close(fd)
-                return None
-            return fd, info, piece.path
         beneath = self._beneath.get(root)
         if beneath is None:
             beneath = self._beneath[root] = Beneath(piece.fd)
-        found = beneath.open(below)
-        return None if found is None else (*found, f"{piece.path.rstrip('/')}/{below}")
+        found = beneath.open(below)  # a file given as a root ("" below it) is reopened through its descriptor
+        path = f"{piece.path.rstrip('/')}/{below}" if below else piece.path
+        return None if found is None else (*found, path)
 
     def vet(self, listed: list[str]) -> Vetted:
         """Open every listed file the run may read, then leave out the protected ones (checked after the opens)."""

@@ -8,16 +8,17 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tests.support.acp_hostile import ACP_KINDS, INITIALIZE, acp_cases
 from tests.support.host_process import HostProcess, scripted_model
 from tests.support.hostile_frames import Case
 from tests.support.raw_acp import RawAcp
 from tests.support.raw_host import HostDiedError
+from tests.support.wire_fuzz import case_outcome, judge_case
 
 REPLY = "Still here after the fuzz."
-_LATE_SECONDS = 5.0
+_SYNC = b'"method":"initialize","params":' + INITIALIZE
+"""The call after each case: answered at once, without a host."""
 _ENOUGH_WRONG = 10
 """A run that got this many answers wrong stops there and reports them."""
 
@@ -30,41 +31,6 @@ class _Report:
     kinds: set[str] = field(default_factory=set)
 
 
-def _judge(case: Case, got: list[Any]) -> str | None:
-    """None when `got` is what `case` expects: no answer, or one answer with its id and code."""
-    if case.expect is None:
-        return None if not got else f"expected no answer, got {str(got)[:200]}"
-    if len(got) != 1 or not isinstance(got[0], dict):
-        return f"expected one answer, got {str(got)[:200]}"
-    ident, code = case.expect
-    error = got[0].get("error")
-    have = error.get("code") if isinstance(error, dict) else None
-    if got[0].get("id") != ident or have != code or (code is None and "result" not in got[0]):
-        return f"expected {case.expect}, got {str(got[0])[:200]}"
-    return None
-
-
-async def _outcome(acp: RawAcp, case: Case, sync: str) -> list[Any]:
-    await acp.send(case.line)
-    await acp.send(
-        b'{"jsonrpc":"2.0","id":"' + sync.encode() + b'","method":"initialize","params":' + INITIALIZE + b"}\n"
-    )
-    got: list[Any] = []
-    async with asyncio.timeout(60):
-        while True:
-            answer = await acp.next_answer()
-            if isinstance(answer, dict) and answer.get("id") == sync:
-                break
-            got.append(answer)
-    if case.expect is not None and not got:  # a handler's answer may come after the sync's
-        try:
-            async with asyncio.timeout(_LATE_SECONDS):
-                got.append(await acp.next_answer())
-        except TimeoutError:
-            pass
-    return got
-
-
 async def _fuzz(data: Path, log: Path, cases: list[Case]) -> tuple[_Report, RawAcp]:
     report = _Report()
     acp = await RawAcp(data, "ada", stderr_to=log).__aenter__()
@@ -73,13 +39,13 @@ async def _fuzz(data: Path, log: Path, cases: list[Case]) -> tuple[_Report, RawA
             break
         report.kinds.add(case.kind)
         try:
-            got = await _outcome(acp, case, f"sync-{n}")
+            got = await case_outcome(acp, case, f"sync-{n}", sync=_SYNC)
         except HostDiedError:
             report.deaths += 1
             report.wrong.append(f"#{n} {case.kind}: hearth acp died")
             acp = await RawAcp(data, "ada", stderr_to=log).__aenter__()
             continue
-        problem = _judge(case, [answer for answer in got if not isinstance(answer, bytes)])
+        problem = judge_case(case, [answer for answer in got if not isinstance(answer, bytes)])
         if problem is None:
             report.right += 1
         else:
