@@ -70,7 +70,8 @@ def project_root_refusal(root: str, *, data_dir: str, home: str | None) -> str |
         return "/ cannot be a project root: it holds the whole system"
     tree = next((tree for tree in SYSTEM_TREES if _within(root, tree)), None)
     if tree is not None:
-        return f"{root} is in the system tree {tree}, which cannot be a project root"
+        where = "a system tree" if root == tree else f"in the system tree {tree}"
+        return f"{root} is {where}, which cannot be a project root"
     if root in HOLDERS:
         return f"{root} holds many people's or programs' folders and cannot be a project root itself"
     if home is not None and home != "/" and _within(home, root):
