@@ -26,8 +26,9 @@ from sandbox.policy import (
     read_uniform,
 )
 from sandbox.programs import TrustedProgram, program_refusal, trusted_program
+from sandbox.protected import ProtectedFiles, protected_files
 from sandbox.reach import TooBroadError, search_roots
-from sandbox.safe_open import Entry, fd_path, list_entries, open_dir, open_read, opened, pin_path, write_atomic
+from sandbox.safe_open import Beneath, Entry, fd_path, list_entries, open_dir, open_read, opened, pin_path, write_atomic
 
 __all__ = [
     "AccessDeniedError",
@@ -35,12 +36,14 @@ __all__ = [
     "Allow",
     "ApprovalOutcome",
     "Ask",
+    "Beneath",
     "Deny",
     "Entry",
     "InvalidPolicyError",
     "Launch",
     "PathEscapeError",
     "Policy",
+    "ProtectedFiles",
     "Rule",
     "SandboxError",
     "SandboxMode",
@@ -69,6 +72,7 @@ __all__ = [
     "pin_path",
     "policy_from_wire",
     "program_refusal",
+    "protected_files",
     "read_uniform",
     "rules_from_wire",
     "rules_to_wire",

@@ -2,9 +2,10 @@
 
 Directories are reached by walking from `/` one component at a time with O_NOFOLLOW, so no symlink anywhere on
 the way is traversed, even one swapped in after the check; the final component is opened with O_NOFOLLOW too,
-and the open descriptor is checked again (its /proc/self/fd link and its type) before any byte moves. Writes go
-to a fresh temp file in the pinned parent directory and are renamed over the name: a final symlink is refused,
-never followed, and a hard-linked file is replaced rather than written through.
+and the open descriptor is checked again (its /proc/self/fd link, its type, and for a file with more than one
+name that it is none of the run's protected files) before any byte moves. Writes go to a fresh temp file in the
+pinned parent directory and are renamed over the name: a final symlink is refused, never followed, and a
+hard-linked file is replaced rather than written through.
 """
 
 from __future__ import annotations
@@ -21,21 +22,35 @@ from typing import Literal
 
 from sandbox.errors import AccessDeniedError, UnsafeFileError
 from sandbox.policy import Allow, Policy, decide
+from sandbox.protected import PROTECTED_REASON, ProtectedFiles
 
-__all__ = ["Entry", "fd_path", "open_dir", "open_read", "pin_path", "write_atomic", "list_entries", "opened"]
+__all__ = [
+    "Beneath",
+    "Entry",
+    "fd_path",
+    "open_dir",
+    "open_read",
+    "pin_path",
+    "write_atomic",
+    "list_entries",
+    "opened",
+]
 
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# The /proc/self/fd link of a pinned file is followed on purpose: it names that very inode, never a path.
+_REOPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One directory entry, described without following it."""
+    """One directory entry, described without following it (`info`: its `lstat`, for a regular file)."""
 
     name: str
     kind: Literal["file", "dir", "symlink", "other"]
     size: int
     link_target: str | None = None
+    info: os.stat_result | None = None
 
 
 def fd_path(fd: int) -> str:
@@ -113,14 +128,21 @@ def opened(fd: int) -> Iterator[int]:
         os.close(fd)
 
 
-def open_read(path: str) -> int:
-    """Open canonical regular file `path` for reading, never through a symlink.
+def open_read(path: str, *, protected: ProtectedFiles | None = None) -> int:
+    """Open canonical regular file `path` for reading, never through a symlink, nor into a protected file.
+
+    Args:
+        path: a canonical absolute path the policy allowed.
+        protected: the run's protected files: what is opened must be none of them, whatever its name (a hard
+            link in a project to another agent's memory). Only a file with more than one name can be one: its
+            name is checked after the `fstat`, so one unlinked in between is refused as a changed path.
 
     Returns:
         A read-only descriptor; the caller closes it.
 
     Raises:
         UnsafeFileError: a symlink on the way or at the end, a changed path, or not a regular file.
+        AccessDeniedError: the file is one of `protected`.
         IsADirectoryError: `path` is a directory.
         OSError: the file is missing or unreadable.
     """
@@ -132,15 +154,72 @@ def open_read(path: str) -> int:
             if exc.errno == errno.ELOOP:
                 raise UnsafeFileError(f"{path} is a symbolic link") from exc
             raise
+    info = os.fstat(fd)
     _verify(fd, path)
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISDIR(mode):
+    if stat.S_ISDIR(info.st_mode):
         os.close(fd)
         raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise UnsafeFileError(f"{path} is not a regular file")
+    if protected is not None and info.st_nlink > 1 and protected.current().holds(info):
+        os.close(fd)
+        raise AccessDeniedError(f"{path} is a hard link to {PROTECTED_REASON}")
     return fd
+
+
+class Beneath:
+    """Regular files beneath a pinned directory, opened for reading by relative path without following any symlink.
+
+    Each directory on the way is opened with O_NOFOLLOW from the pinned one, so nothing outside it is reached
+    whatever is swapped in; the directories stay open while consecutive paths share them (give paths in sorted
+    order). `with Beneath(fd) as files:` closes them at the end (the pinned descriptor stays the caller's).
+    """
+
+    def __init__(self, root_fd: int) -> None:
+        self._root = root_fd
+        self._chain: list[tuple[str, int]] = []
+
+    def __enter__(self) -> Beneath:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._cut(0)
+
+    def _cut(self, keep: int) -> None:
+        for _, fd in self._chain[keep:]:
+            os.close(fd)
+        del self._chain[keep:]
+
+    def open(self, relative: str) -> tuple[int, os.stat_result] | None:
+        """A read-only descriptor of the regular file at `relative` (`""`: the pinned file itself, reopened through
+        its descriptor) and its `fstat`, or None when there is none (missing, a symlink on the way or at the end,
+        a special file, unreadable, or a `..` in the path)."""
+        parts = relative.split("/") if relative else []
+        if any(part in ("", ".", "..") for part in parts):
+            return None
+        dirs, name = parts[:-1], parts[-1:]
+        keep = 0
+        while keep < min(len(dirs), len(self._chain)) and self._chain[keep][0] == dirs[keep]:
+            keep += 1
+        self._cut(keep)
+        try:
+            for part in dirs[keep:]:
+                parent = self._chain[-1][1] if self._chain else self._root
+                self._chain.append((part, os.open(part, _DIR_FLAGS, dir_fd=parent)))
+            if name:
+                fd = os.open(
+                    name[0], _READ_FLAGS | os.O_NOCTTY, dir_fd=self._chain[-1][1] if self._chain else self._root
+                )
+            else:
+                fd = os.open(f"/proc/self/fd/{self._root}", _REOPEN_FLAGS)
+        except OSError:
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            return None
+        return fd, info
 
 
 def pin_path(path: str) -> int:
@@ -221,7 +300,7 @@ def list_entries(path: str) -> list[Entry]:
             elif stat.S_ISDIR(info.st_mode):
                 entries.append(Entry(item.name, "dir", 0))
             elif stat.S_ISREG(info.st_mode):
-                entries.append(Entry(item.name, "file", info.st_size))
+                entries.append(Entry(item.name, "file", info.st_size, info=info))
             else:
                 entries.append(Entry(item.name, "other", 0))
     return sorted(entries, key=lambda entry: entry.name)

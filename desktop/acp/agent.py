@@ -42,11 +42,11 @@ from acp.schema import (
 )
 
 from desktop.acp.commands import COMMANDS, run_command
-from desktop.acp.errors import host_refused, host_unreachable, run_failed, unknown_session
+from desktop.acp.errors import host_refused, host_unreachable, open_elsewhere, run_failed, unknown_session
 from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
 from desktop.acp.mcp_servers import McpServer, adopt_mcp_servers
-from desktop.acp.prompt_text import PromptBlock, prompt_text
+from desktop.acp.prompt_text import Message, PromptBlock, prompt_message
 from desktop.acp.replay import REPLAY_EVENTS, replay_updates
 from desktop.acp.sessions import Session, existing_agent, open_agent, project_root_for, session_title
 from desktop.acp.turn import TurnFollower
@@ -138,12 +138,19 @@ class HearthAcpAgent:
             auth_methods=[],
         )
 
+    def _check_free(self, agent: AgentInfo, root: str) -> None:
+        """An agent open here keeps its project root: opening it again elsewhere is refused (CONFLICT)."""
+        before = self._sessions.get(agent.agent_id)
+        if before is not None and before.project_root != root:
+            raise open_elsewhere(agent.agent_id, before.project_root, root)
+
     async def _open(
-        self, agent: AgentInfo, cwd: str, mcp_servers: list[McpServer] | None, extra: list[str] | None
+        self, agent: AgentInfo, root: str, cwd: str, mcp_servers: list[McpServer] | None, extra: list[str] | None
     ) -> Session:
-        session = Session(agent=agent, cwd=cwd, project_root=project_root_for(cwd, self._link.data_dir))
+        self._check_free(agent, root)
+        session = Session(agent=agent, cwd=cwd, project_root=root)
         before = self._sessions.get(session.session_id)
-        if before is not None:  # opened again: its runs still in flight stay cancellable
+        if before is not None:  # opened again on the same root: its runs still in flight stay cancellable
             session.runs = before.runs
         if mcp_servers:
             with host_errors():
@@ -173,10 +180,10 @@ class HearthAcpAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        project_root_for(cwd, self._link.data_dir)  # a bad folder is refused before any agent is made
+        root = project_root_for(cwd, self._link.data_dir)  # a bad folder is refused before any agent is made
         with host_errors():
             agent = await open_agent(self._link, pinned=self._pinned, title=session_title(cwd, kwargs))
-        session = await self._open(agent, cwd, mcp_servers, additional_directories)
+        session = await self._open(agent, root, cwd, mcp_servers, additional_directories)
         return NewSessionResponse(session_id=session.session_id)
 
     async def load_session(
@@ -187,13 +194,14 @@ class HearthAcpAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        project_root_for(cwd, self._link.data_dir)
+        root = project_root_for(cwd, self._link.data_dir)
         with host_errors():
             agent = await existing_agent(self._link, session_id)
+            self._check_free(agent, root)
             page = await self._link.call("agent.transcript", {"agentId": agent.agent_id, "limit": REPLAY_EVENTS})
         for update in replay_updates(page["events"], has_more=page["hasMore"]):
             await self.client.session_update(agent.agent_id, update)
-        await self._open(agent, cwd, mcp_servers, additional_directories)
+        await self._open(agent, root, cwd, mcp_servers, additional_directories)
         return LoadSessionResponse()
 
     async def resume_session(
@@ -204,10 +212,10 @@ class HearthAcpAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        project_root_for(cwd, self._link.data_dir)
+        root = project_root_for(cwd, self._link.data_dir)
         with host_errors():
             agent = await existing_agent(self._link, session_id)
-        await self._open(agent, cwd, mcp_servers, additional_directories)
+        await self._open(agent, root, cwd, mcp_servers, additional_directories)
         return ResumeSessionResponse()
 
     async def list_sessions(
@@ -229,29 +237,30 @@ class HearthAcpAgent:
         if session is None:
             raise unknown_session(session_id)
         session.cancelled = False
-        text = prompt_text(prompt)
+        message = prompt_message(prompt)
         with host_errors():
-            reply = await run_command(self._link, session.agent.agent_id, text)
+            # A slash command is the person's own words alone: with a file attached it is a message.
+            reply = None if message.attachments else await run_command(self._link, session.agent.agent_id, message.text)
             if reply is not None:
                 await self.client.session_update(session_id, update_agent_message_text(reply))
                 return PromptResponse(stop_reason="end_turn")
             for notice in session.notices:
                 await self.client.session_update(session_id, update_agent_message_text(notice + "\n\n"))
             session.notices.clear()
-            if not text:
+            if not message.text and not message.attachments:
                 return PromptResponse(stop_reason="end_turn")
-            ended = await self._run(session, text)
+            ended = await self._run(session, message)
         return self._response(session, ended)
 
-    async def _run(self, session: Session, text: str) -> AgentEndedEvent:
-        message = text
-        if session.project_root is not None and not session.told_project:
-            message = f"{project_note(session.project_root)}\n\n{text}"
+    async def _run(self, session: Session, message: Message) -> AgentEndedEvent:
+        text = message.text
+        if not session.told_project:
+            text = f"{project_note(session.project_root)}\n\n{text}"
         agent_id = session.agent.agent_id
         with self._hub.follow(agent_id) as queue:
-            params: dict[str, Any] = {"agentId": agent_id, "text": message}
-            if session.project_root is not None:
-                params["projectRoot"] = session.project_root
+            params: dict[str, Any] = {"agentId": agent_id, "text": text, "projectRoot": session.project_root}
+            if message.attachments:
+                params["attachments"] = message.attachments
             sent = await self._link.call("agent.send", params, AgentSendResult)
             session.told_project = True
             session.runs.append(sent.run_id)

@@ -9,9 +9,26 @@ from __future__ import annotations
 
 from acp import RequestError
 
-from protocol.errors import CONNECTION_CLOSED, INVALID_PARAMS, NOT_FOUND, PROVIDER_ERROR, RUN_FAILED, JsonRpcError
+from protocol.errors import (
+    CONFLICT,
+    CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    NOT_FOUND,
+    PROVIDER_ERROR,
+    RUN_FAILED,
+    JsonRpcError,
+)
+from protocol.project_root import FIX
 
-__all__ = ["host_refused", "host_unreachable", "invalid_request", "run_failed", "unknown_agent", "unknown_session"]
+__all__ = [
+    "host_refused",
+    "host_unreachable",
+    "open_elsewhere",
+    "refused_folder",
+    "run_failed",
+    "unknown_agent",
+    "unknown_session",
+]
 
 
 def host_unreachable(reason: str) -> RequestError:
@@ -39,8 +56,20 @@ def unknown_session(session_id: str) -> RequestError:
     return RequestError(NOT_FOUND, f"no open session {session_id!r}: open it with session/new or session/load first")
 
 
-def invalid_request(message: str) -> RequestError:
-    return RequestError(INVALID_PARAMS, message)
+def open_elsewhere(agent: str, open_root: str, asked_root: str) -> RequestError:
+    """A second session of an agent this process already has open on another project root."""
+    fix = f"session/close {agent} first, or open it on {open_root}"
+    return RequestError(
+        CONFLICT,
+        f"{agent} is already open here on {open_root}; a session keeps its project root, so it cannot also be "
+        f"opened on {asked_root}. Close that session first, or start another `hearth acp` for the other folder.",
+        {"agent": agent, "projectRoot": open_root, "fix": fix},
+    )
+
+
+def refused_folder(cwd: str, reason: str) -> RequestError:
+    """A session `cwd` that cannot be a project root."""
+    return RequestError(INVALID_PARAMS, f"{reason}; {FIX}", {"cwd": cwd, "reason": reason, "fix": FIX})
 
 
 def host_refused(exc: JsonRpcError) -> RequestError:

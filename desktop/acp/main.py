@@ -1,8 +1,9 @@
 """`hearth acp [AGENT]`: serve ACP on this process's stdio until the editor closes it.
 
 Nothing but ACP frames reaches the editor: fd 1 is diverted to stderr while serving, and the frames go out on a
-copy of the original. The host connection is made on first use (so `initialize` never waits for a host, and a host
-that cannot be reached is an error the editor shows on the session call), and let go when the editor leaves.
+copy of the original, checked both ways by `EditorFrames` (a bad line is answered, never the end). The host
+connection is made on first use (so `initialize` never waits for a host, and a host that cannot be reached is an
+error the editor shows on the session call), and let go when the editor leaves.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from acp import run_agent
 from desktop.acp.agent import HearthAcpAgent
 from desktop.acp.events import EventHub
 from desktop.acp.host_link import HostLink
+from desktop.acp.wire import EditorFrames
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.transport import pipe_streams
@@ -65,7 +67,8 @@ async def _serve(options: AcpOptions) -> None:
         agent = HearthAcpAgent(link, hub, pinned=options.agent, spawn=tasks.create_task)
         try:
             async with _editor_streams() as (writer, reader):
-                await run_agent(agent, writer, reader, use_unstable_protocol=True)
+                # The `acp` package's message transport: every frame is checked by Hearth's rules first.
+                await run_agent(agent, EditorFrames(reader, writer), use_unstable_protocol=True)
         finally:
             await link.close()
 

@@ -3,13 +3,16 @@ MCP policy governs them: started by the kernel in the agent's OS sandbox, every 
 
 A stdio server becomes one of the agent's `mcpServers` through `agent.update`, which checks it as it checks any
 (a program not found, or one in the data dir, is refused and nothing is written). Its environment values are
-stored as Hearth secrets (`acp-<server>-<var>`) and named in `secretEnv`, so no value lands in the settings file.
-A server of that name already there is kept as it is. HTTP and SSE servers are not run. Every outcome is a
+stored as Hearth secrets scoped to the agent (`acp.<agent>.<server>.<var>`) and named in `secretEnv`, so no value
+lands in the settings file and no session touches another agent's secrets. A server of that name already there is
+kept as it is, with whatever secrets it names (an unscoped `acp-<server>-<var>` of an earlier version included:
+that one is never written or deleted here again). HTTP and SSE servers are not run. Every outcome is a
 notice the person reads before the next reply.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from collections.abc import Sequence
@@ -26,6 +29,8 @@ __all__ = ["McpServer", "adopt_mcp_servers", "server_name", "secret_name"]
 
 logger = logging.getLogger(__name__)
 
+_SECRET_NAME_CHARS = 64
+
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 
@@ -35,15 +40,25 @@ def server_name(name: str) -> str:
     return slug or "server"
 
 
-def secret_name(server: str, variable: str) -> str:
-    """Where the value of `variable` for `server` is stored (a valid secret name)."""
-    return re.sub(r"[^a-z0-9._-]+", "-", f"acp-{server}-{variable.lower()}")[:64]
+def secret_name(agent_id: str, server: str, variable: str) -> str:
+    """Where the value of `variable` for `agent_id`'s `server` is stored: `acp.<agent>.<server>.<var>`.
+
+    Scoped to the agent, so one agent's editor session can neither rewrite nor delete another's. No part holds a
+    `.`, so no two (agent, server, variable) share a name; one past the 64 characters a secret name may have is
+    `acp-<hash>.<its start>` (a `-` after `acp`, as no full name has, and unlike the unscoped `acp-<server>-<var>`
+    of earlier versions, a `.`).
+    """
+    full = f"acp.{agent_id}.{server}.{variable.lower()}"
+    if len(full) <= _SECRET_NAME_CHARS:
+        return full
+    digest = hashlib.sha256(full.encode("utf-8")).hexdigest()[:16]
+    return f"acp-{digest}.{full[4:]}"[:_SECRET_NAME_CHARS]
 
 
-def _settings(name: str, server: McpServerStdio) -> tuple[dict[str, Any], dict[str, str]]:
+def _settings(agent_id: str, name: str, server: McpServerStdio) -> tuple[dict[str, Any], dict[str, str]]:
     """The server's settings and the secrets (name → value) they name."""
-    secrets = {secret_name(name, var.name): var.value for var in server.env}
-    secret_env = {var.name: secret_name(name, var.name) for var in server.env}
+    secrets = {secret_name(agent_id, name, var.name): var.value for var in server.env}
+    secret_env = {var.name: secret_name(agent_id, name, var.name) for var in server.env}
     return {"name": name, "command": server.command, "args": list(server.args), "secretEnv": secret_env}, secrets
 
 
@@ -68,7 +83,7 @@ async def adopt_mcp_servers(link: HostLink, agent: AgentInfo, servers: Sequence[
         if bad:
             notices.append(f"[The MCP server {server.name} was not added: bad variable names {', '.join(bad)}.]")
             continue
-        settings, needed = _settings(name, server)
+        settings, needed = _settings(agent.agent_id, name, server)
         added.append(settings)
         secrets.update(needed)
         have.add(name)

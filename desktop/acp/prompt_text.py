@@ -1,13 +1,17 @@
-"""An ACP prompt as the one text of a Hearth message: text as it is, resource links as links, embedded text
-resources inline.
+"""An ACP prompt as a Hearth message: what the person typed, and apart from it the files they attached.
 
-Embedded text is what the person attached, so it goes into their message, each attachment fenced and named by
-its URI; a binary resource, an image or audio (not offered in the prompt capabilities) is named, never decoded.
+Text blocks are the typed words and resource links become `[name](uri)` among them; an embedded resource is a file
+the editor attached, so it goes to `agent.send` as an attachment (`protocol.models.transcript.Attachment`), never
+into the words: the host shows it to the model as file content, and memory counts only the words as the person's.
+A binary resource is an attachment named by URI, never decoded; an image or audio (not offered in the prompt
+capabilities) is a short note.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from acp.schema import (
     AudioContentBlock,
@@ -18,20 +22,30 @@ from acp.schema import (
     TextContentBlock,
 )
 
-__all__ = ["PromptBlock", "prompt_text"]
+__all__ = ["Message", "PromptBlock", "prompt_message"]
 
 PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 
 
-def _fence(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text`, so the attachment cannot close it."""
-    longest, run = 0, 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    return "`" * max(3, longest + 1)
+@dataclass(frozen=True, slots=True)
+class Message:
+    """`text`: the typed words (and links); `attachments`: each attached file in `agent.send`'s wire form."""
+
+    text: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _attachment(block: EmbeddedResourceContentBlock) -> dict[str, Any]:
+    resource = block.resource
+    if isinstance(resource, BlobResourceContents):
+        named: dict[str, Any] = {"uri": resource.uri}
+    else:
+        named = {"uri": resource.uri, "text": resource.text}
+    if resource.mime_type:
+        named["mimeType"] = resource.mime_type
+    return named
 
 
 def _block_text(block: PromptBlock) -> str:
@@ -40,22 +54,19 @@ def _block_text(block: PromptBlock) -> str:
     if isinstance(block, ResourceContentBlock):
         label = block.title or block.name
         return f"[{label}]({block.uri})"
-    if isinstance(block, EmbeddedResourceContentBlock):
-        resource = block.resource
-        if isinstance(resource, BlobResourceContents):
-            return f"[attached binary {resource.uri} ({resource.mime_type or 'unknown type'}), not shown]"
-        fence = _fence(resource.text)
-        body = resource.text if resource.text.endswith("\n") else resource.text + "\n"
-        return f"Attached {resource.uri}:\n{fence}\n{body}{fence}"
     kind = "image" if isinstance(block, ImageContentBlock) else "audio"
     return f"[an attached {kind}, which this agent cannot see]"
 
 
-def prompt_text(blocks: Sequence[PromptBlock]) -> str:
-    """The blocks joined: text runs as given, every other block on its own paragraph."""
+def prompt_message(blocks: Sequence[PromptBlock]) -> Message:
+    """The words (text runs as given, every other block on its own paragraph) and the attachments, in order."""
     parts: list[str] = []
+    attachments: list[dict[str, Any]] = []
     previous_was_text = True
     for block in blocks:
+        if isinstance(block, EmbeddedResourceContentBlock):
+            attachments.append(_attachment(block))
+            continue
         text = _block_text(block)
         if not text:
             continue
@@ -64,4 +75,4 @@ def prompt_text(blocks: Sequence[PromptBlock]) -> str:
             parts.append("\n\n")
         parts.append(text)
         previous_was_text = is_text
-    return "".join(parts).strip()
+    return Message("".join(parts).strip(), attachments)

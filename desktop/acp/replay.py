@@ -1,16 +1,25 @@
 """An agent's recent conversation as ACP `session/update`s, for `session/load`: what the editor shows as history.
 
 Pure: transcript events (the wire form of `agent.transcript`) in, updates out. A person's messages become user
-chunks, a teammate's message a user chunk that names it, the agent's text agent chunks, its tool calls tool calls
-with their results. Recall blocks, compaction summaries and other bookkeeping are never shown. A call whose
-result never came (the run was cut) is shown as failed when its run's end is replayed.
+chunks (each file attached to one an embedded resource again), a teammate's message a user chunk that names it,
+the agent's text agent chunks, its tool calls tool calls with their results. Recall blocks, compaction summaries
+and other bookkeeping are never shown. A call whose result never came (the run was cut) is shown as failed when
+its run's end is replayed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from acp import update_agent_message_text, update_agent_thought_text, update_tool_call, update_user_message_text
+from acp import (
+    embedded_text_resource,
+    resource_block,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+    update_user_message,
+    update_user_message_text,
+)
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -30,6 +39,14 @@ REPLAY_EVENTS = 200
 ReplayUpdate = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
 
 
+def _attached(attachment: dict[str, Any]) -> UserMessageChunk:
+    """An attached file as the editor sent it: an embedded resource (a binary one is only named)."""
+    uri, text, mime = str(attachment.get("uri", "")), attachment.get("text"), attachment.get("mimeType")
+    if not isinstance(text, str):
+        return update_user_message_text(f"[attached {uri}, not shown]")
+    return update_user_message(resource_block(embedded_text_resource(uri, text, mime_type=mime)))
+
+
 def replay_updates(events: list[dict[str, Any]], *, has_more: bool) -> list[ReplayUpdate]:
     """The updates that show `events` (oldest first); `has_more` says older events were left out."""
     updates: list[ReplayUpdate] = []
@@ -39,7 +56,10 @@ def replay_updates(events: list[dict[str, Any]], *, has_more: bool) -> list[Repl
     for event in events:
         kind = event.get("type")
         if kind == "user":
-            updates.append(update_user_message_text(without_project_note(str(event.get("text", "")))))
+            said = without_project_note(str(event.get("text", "")))
+            if said:
+                updates.append(update_user_message_text(said))
+            updates += [_attached(attachment) for attachment in event.get("attachments") or []]
         elif kind == "wake":
             sender = event.get("fromAgent") or "another agent"
             updates.append(update_user_message_text(f"(from {sender}) {event.get('text', '')}"))

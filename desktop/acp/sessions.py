@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.acp.errors import invalid_request, unknown_agent
+from desktop.acp.errors import refused_folder, unknown_agent
 from desktop.acp.host_link import HostLink
 from desktop.names import match_agent
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.agents import AgentInfo, AgentListResult
+from protocol.project_root import project_root_refusal
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -40,7 +41,7 @@ class Session:
 
     agent: AgentInfo
     cwd: str
-    project_root: str | None
+    project_root: str
     notices: list[str] = field(default_factory=list)
     told_project: bool = False
     runs: list[str] = field(default_factory=list)
@@ -52,27 +53,22 @@ class Session:
         return self.agent.agent_id
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def project_root_for(cwd: str, data_dir: Path) -> str:
-    """The canonical project root a session's `cwd` gives.
+    """The canonical project root a session's `cwd` gives (`protocol.project_root`'s rule, as the host's).
 
     Raises:
-        RequestError: INVALID_PARAMS for a relative or missing folder, `/`, or one overlapping the data dir.
+        RequestError: INVALID_PARAMS, with `data.fix`, for a relative or missing folder, `/`, a system tree, a
+            folder such as `/home` or `/tmp` itself, the person's home, or one overlapping the data dir.
     """
-    if not cwd.startswith("/"):
-        raise invalid_request(f"cwd must be an absolute path, not {cwd!r}")
+    if not cwd.startswith("/") or "\x00" in cwd:
+        raise refused_folder(cwd, f"cwd must be an absolute path, not {cwd!r}")
     root = os.path.realpath(cwd)
     if not os.path.isdir(root):
-        raise invalid_request(f"the session's folder {cwd} is not a directory")
-    home = os.path.realpath(data_dir)
-    if root == "/" or _within(root, home) or _within(home, root):
-        raise invalid_request(
-            f"the folder {root} overlaps Hearth's data directory {home}; open a project folder that neither holds "
-            "it nor lies inside it (or keep Hearth's data elsewhere with HEARTH_HOME)"
-        )
+        raise refused_folder(cwd, f"the session's folder {cwd} is not a directory")
+    home = os.path.realpath(os.path.expanduser("~"))
+    refusal = project_root_refusal(root, data_dir=os.path.realpath(data_dir), home=home)
+    if refusal is not None:
+        raise refused_folder(cwd, refusal)
     return root
 
 

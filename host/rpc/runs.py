@@ -15,8 +15,9 @@ def register_run_methods(table: ShellTable, deliveries: Deliveries, approvals: A
     """Add the run methods to `table`."""
 
     async def send(p: AgentSendParams) -> AgentSendResult:
+        attachments = [a.model_dump(mode="json", exclude_none=True) for a in p.attachments or []]
         run_id, seq, position = await deliveries.send(
-            p.agent_id, p.text, interrupt=p.interrupt, project_root=p.project_root
+            p.agent_id, p.text, interrupt=p.interrupt, project_root=p.project_root, attachments=attachments
         )
         return AgentSendResult(run_id=run_id, seq=seq, position=position)
 

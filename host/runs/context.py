@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from host.runs.attachments import user_content
 from protocol.models.kernel import ChatMessage
 from protocol.models.transcript import ToolCallInfo
 
@@ -92,7 +93,7 @@ class ContextBuilder:
             )
             messages.append(ChatMessage(role="assistant", content="Understood; I will continue from that summary."))
         elif kind == "user":
-            messages.append(ChatMessage(role="user", content=event["text"]))
+            messages.append(ChatMessage(role="user", content=user_content(event)))
         elif kind == "wake":
             messages.append(ChatMessage(role="user", name=event["fromAgent"], content=wake_content(event)))
         elif kind == "context":

@@ -6,7 +6,8 @@ the conversation since the last compaction and, through the summary, everything 
 result or message from another agent anywhere in the transcript exposes the run. Two kinds of result carry
 nothing from outside and do not count: the memory tools' replies (only what is in memory, whose untrusted
 facts are never shown) and write_file / edit_file receipts (a byte count and the path the model chose). The
-user's words are the message that started the run.
+user's words are the typed text of the message that started the run; the files attached to a message are file
+content (source `file`), never the user's words, whatever they say.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from typing import Any
 from host.memory import MEMORY_TOOL_NAMES
 from host.memory.trust import Provenance
 
-__all__ = ["run_provenance", "CONTENT_FREE_TOOLS"]
+__all__ = ["ATTACHED", "CONTENT_FREE_TOOLS", "run_provenance"]
+
+ATTACHED = "file"
+"""The source of what a person attached to a message: a file's content, as a file the agent read."""
 
 CONTENT_FREE_TOOLS = frozenset({*MEMORY_TOOL_NAMES, "write_file", "edit_file"})
 """Tools whose results hold no content from outside the conversation."""
@@ -42,6 +46,8 @@ def run_provenance(newest_first: Iterable[dict[str, Any]]) -> Provenance:
             source = f"tool:{event.get('name') or 'unknown'}"
         elif kind == "wake":
             source = f"peer:{event.get('fromAgent') or 'unknown'}"
+        elif kind == "user" and event.get("attachments"):
+            source = ATTACHED
         if source is not None and source not in untrusted:
             untrusted.append(source)
         if user_words is None and kind in ("user", "wake"):

@@ -100,15 +100,22 @@ class Deliveries:
         ]
 
     async def send(
-        self, agent_id: str, text: str, *, interrupt: bool = False, project_root: str | None = None
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        interrupt: bool = False,
+        project_root: str | None = None,
+        attachments: list[dict[str, str]] | None = None,
     ) -> tuple[str, int | None, int]:
         """A person's message: a chain of wakes starts again from it (hops 0).
 
         Args:
             agent_id: the receiver.
-            text: the message.
+            text: the message, as the person typed it.
             interrupt: cancel the running turn and go first.
             project_root: a directory the run may read (and write with a person's yes), such as an editor's project.
+            attachments: files attached to the message (`Attachment` in wire form), kept apart from its words.
 
         Returns:
             (runId, seq of the message when its run started at once, place in line: 0 when it started).
@@ -118,7 +125,7 @@ class Deliveries:
             InvalidRequestError: the project root cannot be one (see `check_project_root`).
         """
         root = check_project_root(project_root, self._store.data_dir) if project_root is not None else None
-        item = InboxItem(new_run_id(), "user", text, project_root=root)
+        item = InboxItem(new_run_id(), "user", text, project_root=root, attachments=attachments)
         seq, position = await self.deliver(agent_id, item, interrupt=interrupt)
         return item.run_id, seq, position
 

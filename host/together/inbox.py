@@ -22,7 +22,7 @@ from host.errors import CorruptFileError
 from host.store.atomic import fsync_dir, read_json, write_json_atomic
 from host.store.transcript import utc_now
 from protocol.models.together import RequestStatus
-from protocol.models.transcript import UserEvent, WakeEvent
+from protocol.models.transcript import Attachment, UserEvent, WakeEvent
 
 __all__ = ["INBOX_FILE", "InboxItem", "Inbox", "ItemKind", "new_run_id"]
 
@@ -56,6 +56,8 @@ class InboxItem:
     project_root: str | None = None
     attempts: int = 0
     after_seq: int = 0
+    attachments: list[dict[str, str]] | None = None
+    """A person's attached files (`Attachment` in wire form), written with the message, apart from its text."""
 
     def retried(self) -> InboxItem:
         """The item as its next attempt: a new run id, not started."""
@@ -64,7 +66,8 @@ class InboxItem:
     def event(self) -> dict[str, Any]:
         """The transcript event that starts this item's run."""
         if self.kind in ("user", "work"):
-            return UserEvent(text=self.text).model_dump(mode="json")
+            attached = [Attachment.model_validate(a) for a in self.attachments] if self.attachments else None
+            return UserEvent(text=self.text, attachments=attached).model_dump(mode="json", exclude_none=True)
         wake = WakeEvent(
             text=self.text,
             from_agent=self.from_agent or "",

@@ -1,14 +1,16 @@
 """`grep`: ripgrep over what the policy lets the run read, with its output shaped for a model.
 
-rg runs as an argv list, never through a shell: `rg --json --no-config --no-ignore... --no-pre ... -e PATTERN --
-ROOTS`, so a pattern that looks like an option (`--pre=/bin/sh`) is searched, not obeyed. rg reads no config or
-ignore file of any kind (those it would open by name, following symlinks, outside every check), and its stderr
-never reaches the model: a failure is one of a few fixed sentences. The rg binary is resolved once, when the
-tools are made, to a canonical path no agent can write (`sandbox.programs`), and checked again against each
-run's policy. The search root is split into uniform pieces (`sandbox.reach`), each pinned by an O_PATH
-descriptor and handed to rg as /proc/self/fd/N (or as rg's working directory when the root is one directory),
-so a symlink swapped in after the check cannot redirect the search; rg never follows symlinks, and every
-reported file is checked against the policy again before a byte of it is shown. A timeout and a cap bound it.
+rg runs as an argv list, never through a shell: `rg --files --no-config --no-ignore... -- ROOTS` lists the files,
+then `rg --json --no-config --no-pre ... -e PATTERN -- FILES` searches them, so a pattern that looks like an
+option (`--pre=/bin/sh`) is searched, not obeyed. rg reads no config or ignore file of any kind (those it would
+open by name, following symlinks, outside every check), and its stderr never reaches the model: a failure is one
+of a few fixed sentences. The rg binary is resolved once, when the tools are made, to a canonical path no agent can
+write (`sandbox.programs`), and checked again against each run's policy. The search root is split into uniform
+pieces (`sandbox.reach`), each pinned by an O_PATH descriptor and handed to rg as /proc/self/fd/N (or as its
+working directory when the root is one directory). rg only lists what is there; the files themselves are opened
+and checked by the kernel and searched through their descriptors (`kernel.tools.grep_files`), so neither a
+symlink swapped in nor a hard link to a protected file is read. A file found binary (a NUL byte) is left out
+whole, every reported file is checked against the policy again, and a timeout and a cap bound it.
 """
 
 from __future__ import annotations
@@ -27,15 +29,18 @@ from typing import Any
 
 from kernel.providers.base import ToolDefinition
 from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
+from kernel.tools.grep_files import Listing, Piece, Vetter
 from kernel.tools.result import ToolResult
 from kernel.tools.shell_pool import clip_text
 from sandbox import Deny, Unavailable, decide, pin_path, search_roots
 from sandbox.programs import TrustedProgram, program_refusal, trusted_program
+from sandbox.protected import PROTECTED_REASON
 
-__all__ = ["find_rg", "resolve_rg", "make_grep_tool", "RG_FLAGS"]
+__all__ = ["find_rg", "resolve_rg", "make_grep_tool", "RG_FLAGS", "SEARCH_FLAGS"]
 
 RG_FLAGS = (
-    "--json",
+    "--files",
+    "--null",
     "--no-config",
     # Every source of ignore rules, each a file rg would open by name: none is read.
     "--no-ignore",
@@ -47,14 +52,23 @@ RG_FLAGS = (
     "--no-ignore-files",
     "--no-ignore-messages",
     "--no-messages",
-    "--no-pre",
     "--no-follow",
     "--sort=path",
     "--max-filesize=50M",
 )
-"""The fixed part of every rg command line; `--ignore-file` and `--pre` are never passed."""
+"""The fixed part of the listing's command line; `--ignore-file` and `--pre` are never passed."""
+
+SEARCH_FLAGS = (
+    "--json",
+    "--no-config",
+    "--no-messages",
+    "--no-pre",
+)
+"""The fixed part of the search's command line: it is given files (descriptors) only, never a directory (the
+listing has applied the size cap, the glob and the type)."""
 
 _FAILED_TO_START = "ripgrep could not run this search: check the pattern (ripgrep regex syntax), the glob and the type"
+_SOME_FAILED = "some files could not be searched"
 
 _TYPE_NAME = re.compile(r"^[A-Za-z0-9_+-]{1,40}$")
 _MAX_LINE_CHARS = 500
@@ -75,57 +89,75 @@ def resolve_rg(candidate: str | None = None) -> TrustedProgram | Unavailable:
     return trusted_program("ripgrep (rg)", candidate if candidate is not None else find_rg())
 
 
-_FD_PATH = re.compile(r"^(/proc/self/fd/\d+)(/.*)?$")
+_Held = list[tuple[str, int, str]]
 
 
 @dataclass(slots=True)
 class _Search:
-    """One search: how to render, where the pinned roots really are, and what was collected so far."""
+    """One search: how to render, the current chunk's files by rg's name, and what was collected so far.
+
+    rg searches a chunk on several threads, each file's events together; a file's lines are held until its `end`
+    event (so a file rg found binary is left out whole, and at most as many as still fit are held), and the
+    chunk's files are rendered in the listing's order once rg is done with them.
+    """
 
     ctx: ToolContext
     mode: str
     separators: bool
     limit: int
-    pieces: dict[str, str]
+    names: dict[str, str] = field(default_factory=dict)
+    done: dict[str, tuple[_Held, int] | None] = field(default_factory=dict)
     entries: list[str] = field(default_factory=list)
+    held: _Held = field(default_factory=list)
     last: tuple[str, int] | None = None
     more: bool = False
-    searched: bool = False
+    events: int = 0
+    left_out: int = 0
 
-    def real_path(self, reported: str) -> str | None:
-        if "." in self.pieces and (reported == "." or reported.startswith("./")):
-            return self.pieces["."] + reported[1:]
-        found = _FD_PATH.match(reported)
-        if found is None or found.group(1) not in self.pieces:
-            return None
-        return self.pieces[found.group(1)] + (found.group(2) or "")
+    def start(self, names: dict[str, str]) -> None:
+        """A new chunk: rg's name of each file → its canonical path, in the listing's order."""
+        self.names, self.done, self.held = names, {}, []
 
-    def add(self, event: dict[str, Any]) -> bool:
-        """Render one rg event; True once more entries than the limit are collected."""
+    def add(self, event: dict[str, Any]) -> None:
+        """Take one rg event."""
         kind, data = event.get("type"), event.get("data") or {}
-        self.searched = True
-        if kind not in ("match", "context", "end"):
-            return False
-        path = self.real_path(_text(data["path"]))
-        # Checked again per file: a path outside what the policy allows is never shown.
-        if path is None or isinstance(decide(self.ctx.policy, "read", path), Deny):
-            return False
+        self.events += 1
+        if kind == "begin":
+            self.held = []
+        elif kind in ("match", "context") and self.mode == "content":
+            if len(self.held) <= self.limit - len(self.entries):
+                mark = ":" if kind == "match" else "-"
+                self.held.append((mark, int(data["line_number"]), _text(data["lines"]).rstrip("\r\n")))
+        elif kind == "end":
+            held, self.held = self.held, []
+            binary = data.get("binary_offset") is not None
+            self.done[_text(data["path"])] = None if binary else (held, int(data["stats"]["matched_lines"]))
+
+    def finish(self) -> None:
+        """Render the chunk's files in order until more entries than the limit are in."""
+        for name, path in self.names.items():
+            found = self.done.get(name)
+            # Checked again per file: a path outside what the policy allows is never shown.
+            if found is None or isinstance(decide(self.ctx.policy, "read", path), Deny):
+                continue
+            self._render(path, *found)
+            if len(self.entries) > self.limit:
+                self.more = True
+                return
+
+    def _render(self, path: str, held: _Held, matched: int) -> None:
         shown = self.ctx.show(path)
-        if self.mode == "files" and kind == "match":
+        if self.mode == "files" and matched:
             self.entries.append(shown)
-        elif self.mode == "count" and kind == "end" and data["stats"]["matched_lines"]:
-            self.entries.append(f"{shown}:{data['stats']['matched_lines']}")
-        elif self.mode == "content" and kind != "end":
-            number = int(data["line_number"])
-            text = _text(data["lines"]).rstrip("\r\n")
+        elif self.mode == "count" and matched:
+            self.entries.append(f"{shown}:{matched}")
+        for mark, number, text in held:
             if len(text) > _MAX_LINE_CHARS:
                 text = text[:_MAX_LINE_CHARS] + " [line cut]"
             if self.separators and self.last is not None and self.last != (path, number - 1):
                 self.entries.append("--")
-            mark = ":" if kind == "match" else "-"
             self.entries.append(f"{shown}{mark}{number}{mark}{text}")
             self.last = (path, number)
-        return len(self.entries) > self.limit
 
 
 def _text(value: dict[str, Any]) -> str:
@@ -134,38 +166,43 @@ def _text(value: dict[str, Any]) -> str:
     return os.fsdecode(base64.b64decode(value.get("bytes", "")))
 
 
-def _build_argv(rg: str, args: Arguments, mode: str, roots: list[str]) -> tuple[list[str], bool]:
-    """The rg argv and whether content output needs group separators (context lines asked for)."""
-    argv = [rg, *RG_FLAGS]
-    if args.flag("case_insensitive"):
-        argv.append("--ignore-case")
+def _filters(args: Arguments) -> list[str]:
+    """The listing's filters: the glob and the type."""
+    flags = []
     glob = args.optional_text("glob")
     if glob is not None:
         if not glob or "\x00" in glob:
             raise ToolArgumentError("`glob` must be a non-empty pattern")
-        argv.append(f"--glob={glob}")
+        flags.append(f"--glob={glob}")
     file_type = args.optional_text("type")
     if file_type is not None:
         if not _TYPE_NAME.match(file_type):
             raise ToolArgumentError("`type` must be a ripgrep type name such as py, js or rust")
-        argv.append(f"--type={file_type}")
+        flags.append(f"--type={file_type}")
+    return flags
+
+
+def _search_flags(args: Arguments, mode: str) -> tuple[list[str], bool]:
+    """The search's flags up to the files, and whether content output needs group separators."""
+    flags = ["--ignore-case"] if args.flag("case_insensitive") else []
     separators = False
     if mode == "content":
         context = args.integer("context", 0, low=0, high=50)
         before = args.integer("before", context, low=0, high=50)
         after = args.integer("after", context, low=0, high=50)
-        argv += [f"--before-context={before}", f"--after-context={after}"]
+        flags += [f"--before-context={before}", f"--after-context={after}"]
         separators = before > 0 or after > 0
     elif mode == "files":
-        argv.append("--max-count=1")
+        flags.append("--max-count=1")
     pattern = args.text("pattern")
     if not pattern or "\x00" in pattern:
         raise ToolArgumentError("`pattern` must be a non-empty regular expression without NUL bytes")
-    return [*argv, "-e", pattern, "--", *roots], separators
+    return [*flags, "-e", pattern, "--"], separators
 
 
-async def _run_rg(argv: list[str], fds: list[int], cwd: str, search: _Search, timeout: float) -> str | None:
-    """Run rg and feed its events to `search`; return a fixed failure sentence, "timeout", or None."""
+async def _run_search(argv: list[str], fds: list[int], search: _Search) -> str | None:
+    """Run one search over vetted descriptors, feed its events to `search` and render them; a failure sentence,
+    or None."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -173,39 +210,60 @@ async def _run_rg(argv: list[str], fds: list[int], cwd: str, search: _Search, ti
         # rg's messages can quote what it read (a line of a file); they are never read, let alone shown.
         stderr=asyncio.subprocess.DEVNULL,
         env={"PATH": os.defpath, "LANG": "C.UTF-8"},
-        cwd=cwd,
+        cwd="/",
         pass_fds=fds,
         limit=_MAX_JSON_LINE,
     )
     assert process.stdout is not None
+    events, cut = search.events, False
     try:
-        async with asyncio.timeout(timeout):
-            read = 0
-            while True:
-                try:
-                    line = await process.stdout.readline()
-                except ValueError:  # one JSON line over the limit: a huge matching line
-                    search.more = True
-                    break
-                read += len(line)
-                if not line:
-                    break
-                if read > _MAX_STDOUT or search.add(json.loads(line)):
-                    search.more = True
-                    break
-            if search.more:
-                process.kill()
-            await process.wait()
-    except TimeoutError:
-        return "timeout"
+        read = 0
+        while True:
+            try:
+                line = await process.stdout.readline()
+            except ValueError:  # one JSON line over the limit: a huge matching line
+                cut = True
+                break
+            read += len(line)
+            if not line:
+                break
+            if read > _MAX_STDOUT:
+                cut = True
+                break
+            search.add(json.loads(line))
+        if cut:
+            process.kill()
+        await process.wait()
     finally:
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
+    search.finish()
+    search.more = search.more or cut
     if process.returncode == 2 and not search.more:
-        return "some files could not be searched" if search.searched else _FAILED_TO_START
+        return _SOME_FAILED if search.events > events else _FAILED_TO_START
     return None
+
+
+async def _search_all(rg: str, listing: Listing, vetter: Vetter, flags: list[str], search: _Search) -> str | None:
+    """Vet and search the listed files a chunk at a time until they end or enough entries are in."""
+    failure: str | None = None
+    ran = False
+    while not search.more and (names := await listing.next()):
+        vetted = await asyncio.to_thread(vetter.vet, names)
+        try:
+            search.start(vetted.names)
+            search.left_out += vetted.left_out
+            if vetted.fds:
+                failure = await _run_search([rg, *SEARCH_FLAGS, *flags, *vetted.names], vetted.fds, search) or failure
+                ran = True
+        finally:
+            vetted.close()
+    if not ran:  # nothing to search: the pattern is still checked, against an empty file
+        search.start({})
+        failure = await _run_search([rg, *SEARCH_FLAGS, *flags, "/dev/null"], [], search)
+    return failure
 
 
 def make_grep_tool(
@@ -224,44 +282,83 @@ def make_grep_tool(
         if refusal is not None:
             return ToolResult(f"error: grep is refused: ripgrep at {program.path}: {refusal}", is_error=True)
         rg = program.path
-        _build_argv(rg, args, mode, [])  # every argument is checked before the filesystem is touched
+        filters = _filters(args)  # every argument is checked before the filesystem is touched
+        flags, separators = _search_flags(args, mode)
         root = await authorize(ctx, "read", args.text("path", "."))
         fds = [pin_path(root)]
+        search = _Search(ctx, mode, separators, offset + head_limit)
+        failure: str | None = None
         try:
             is_dir = stat.S_ISDIR(os.fstat(fds[0]).st_mode)
             names = search_roots(ctx.policy, root, is_dir=is_dir)
             cwd = "/"
             if names == [root] and is_dir:
                 # rg starts inside the pinned directory: as safe as a /proc/self/fd path, and faster per file.
-                cwd, pieces = f"/proc/self/fd/{fds[0]}", {".": root}
+                cwd, pieces = f"/proc/self/fd/{fds[0]}", {".": Piece(fds[0], root)}
             elif names == [root]:
-                pieces = {f"/proc/self/fd/{fds[0]}": root}
+                pieces = {f"/proc/self/fd/{fds[0]}": Piece(fds[0], root)}
             else:
-                for name in names:
-                    fds.append(pin_path(name))
-                pieces = {f"/proc/self/fd/{fd}": name for fd, name in zip(fds[1:], names, strict=True)}
-            argv, separators = _build_argv(rg, args, mode, list(pieces))
-            search = _Search(ctx, mode, separators, offset + head_limit, pieces)
-            failure = await _run_rg(argv, fds, cwd, search, timeout) if pieces else None
+                fds += [pin_path(name) for name in names]
+                pieces = {f"/proc/self/fd/{fd}": Piece(fd, name) for fd, name in zip(fds[1:], names, strict=True)}
+            if pieces:
+                failure = await _search(
+                    rg, [*RG_FLAGS, *filters, "--", *pieces], fds, cwd, pieces, flags, search, timeout
+                )
         finally:
             for fd in fds:
                 os.close(fd)
         if failure == "timeout":
             message = f"error: grep timed out after {timeout:g}s; narrow the path or the pattern"
             return ToolResult(message, is_error=True)
-        shown = search.entries[offset : offset + head_limit]
-        if not shown:
-            if failure:
-                return ToolResult(f"error: {failure}", is_error=True)
-            return ToolResult("no matches" if offset == 0 else f"no more matches after offset {offset}")
-        text = clip_text("\n".join(shown), output_cap)
-        if search.more:
-            text += f"\n[more results: call again with offset={offset + len(shown)}]"
-        elif failure:
-            text += f"\n[{failure}]"
-        return ToolResult(text)
+        return _result(search, offset, head_limit, failure, output_cap)
 
     return LocalTool(_DEFINITION, run)
+
+
+async def _search(
+    rg: str,
+    listing_args: list[str],
+    fds: list[int],
+    cwd: str,
+    pieces: dict[str, Piece],
+    flags: list[str],
+    search: _Search,
+    timeout: float,
+) -> str | None:
+    """List, vet and search; a failure sentence, "timeout", or None."""
+    vetter = Vetter(search.ctx.policy, pieces)
+    try:
+        async with asyncio.timeout(timeout):
+            listing = await Listing.start([rg, *listing_args], fds, cwd)
+            try:
+                failure = await _search_all(rg, listing, vetter, flags, search)
+            finally:
+                code = await listing.close()
+    except TimeoutError:
+        return "timeout"
+    finally:
+        await asyncio.to_thread(vetter.close)
+    if code == 2 and failure is None:
+        return _SOME_FAILED if listing.count else _FAILED_TO_START
+    return failure
+
+
+def _result(search: _Search, offset: int, head_limit: int, failure: str | None, output_cap: int) -> ToolResult:
+    shown = search.entries[offset : offset + head_limit]
+    left_out = f"[{search.left_out} file(s) left out: hard links to {PROTECTED_REASON}]" if search.left_out else None
+    if not shown:
+        if failure:
+            return ToolResult(f"error: {failure}", is_error=True)
+        text = "no matches" if offset == 0 else f"no more matches after offset {offset}"
+        return ToolResult(text if left_out is None else f"{text}\n{left_out}")
+    text = clip_text("\n".join(shown), output_cap)
+    if search.more:
+        text += f"\n[more results: call again with offset={offset + len(shown)}]"
+    elif failure:
+        text += f"\n[{failure}]"
+    if left_out is not None:
+        text += f"\n{left_out}"
+    return ToolResult(text)
 
 
 _DEFINITION = ToolDefinition(

@@ -12,7 +12,8 @@ import os
 from kernel.providers.base import ToolDefinition
 from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
 from kernel.tools.result import ToolResult
-from sandbox import list_entries, open_read, opened
+from sandbox import list_entries, open_read, opened, protected_files
+from sandbox.protected import PROTECTED_REASON
 
 __all__ = ["READ_FILE", "LIST_DIR", "MAX_FILE_BYTES"]
 
@@ -27,7 +28,7 @@ async def _read_file(args: Arguments, ctx: ToolContext) -> ToolResult:
     offset = args.integer("offset", 1, low=1, high=10**9)
     limit = args.integer("limit", 2000, low=1, high=100_000)
     path = await authorize(ctx, "read", raw)
-    with opened(open_read(path)) as fd:
+    with opened(open_read(path, protected=protected_files(ctx.policy))) as fd:
         size = os.fstat(fd).st_size
         if size > MAX_FILE_BYTES:
             return ToolResult(
@@ -66,12 +67,16 @@ async def _read_file(args: Arguments, ctx: ToolContext) -> ToolResult:
 async def _list_dir(args: Arguments, ctx: ToolContext) -> ToolResult:
     path = await authorize(ctx, "list", args.text("path", "."))
     entries = list_entries(path)
+    linked = [e.info for e in entries[:_MAX_ENTRIES] if e.info is not None and e.info.st_nlink > 1]
+    protected = protected_files(ctx.policy).current() if linked else None
     rows = []
     for entry in entries[:_MAX_ENTRIES]:
         if entry.kind == "dir":
             rows.append(f"{entry.name}/")
         elif entry.kind == "symlink":
             rows.append(f"{entry.name} -> {entry.link_target}")
+        elif protected is not None and entry.info is not None and protected.holds(entry.info):
+            rows.append(f"{entry.name} (a hard link to {PROTECTED_REASON}; not shown)")
         elif entry.kind == "file":
             rows.append(f"{entry.name} ({entry.size} bytes)")
         else:

@@ -13,7 +13,7 @@ from kernel.providers.base import ToolDefinition
 from kernel.tools.context import Arguments, LocalTool, ToolArgumentError, ToolContext, authorize
 from kernel.tools.reader import MAX_FILE_BYTES
 from kernel.tools.result import ToolResult
-from sandbox import open_read, opened, write_atomic
+from sandbox import open_read, opened, protected_files, write_atomic
 
 __all__ = ["WRITE_FILE", "EDIT_FILE"]
 
@@ -38,7 +38,7 @@ async def _edit_file(args: Arguments, ctx: ToolContext) -> ToolResult:
     if old == new:
         raise ToolArgumentError("`old_string` and `new_string` are the same; nothing would change")
     path = await authorize(ctx, "write", raw, follow_final=False)
-    with opened(open_read(path)) as fd:
+    with opened(open_read(path, protected=protected_files(ctx.policy))) as fd:
         data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     if len(data) > MAX_FILE_BYTES or b"\x00" in data[:8192]:
         return ToolResult(f"error: {ctx.show(path)} is binary or too large to edit", is_error=True)

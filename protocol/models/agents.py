@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
 from protocol.models.mcp import McpServerSettings, McpServerState, check_unique_names
 from protocol.models.together import QueuedRun
-from protocol.models.transcript import TranscriptEvent
+from protocol.models.transcript import Attachment, TranscriptEvent
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOWS",
@@ -156,7 +156,17 @@ class AgentSendParams(Params):
     """A person's message. To a busy agent it is queued; `interrupt` cancels the running turn first."""
 
     agent_id: str
-    text: str = Field(min_length=1)
+    text: str = Field(
+        description="What the person typed; empty only when the message is its attachments alone.",
+    )
+    attachments: list[Attachment] | None = Field(
+        default=None,
+        max_length=100,
+        description=(
+            "Files the person attached (an editor's embedded resources): shown to the model as file content, "
+            "apart from the typed words, so a fact resting on them is proposed, not confirmed."
+        ),
+    )
     interrupt: bool = False
     project_root: str | None = Field(
         default=None,
@@ -167,6 +177,12 @@ class AgentSendParams(Params):
             "such as an editor's project; it may not hold or lie inside the data dir."
         ),
     )
+
+    @model_validator(mode="after")
+    def _says_something(self) -> AgentSendParams:
+        if not self.text and not self.attachments:
+            raise ValueError("a message needs text or an attachment")
+        return self
 
 
 class AgentSendResult(WireModel):

@@ -17,6 +17,7 @@ __all__ = [
     "StopReason",
     "UsageInfo",
     "ToolCallInfo",
+    "Attachment",
     "UserEvent",
     "WakeEvent",
     "ContextEvent",
@@ -52,12 +53,22 @@ class _Event(WireModel):
     ts: str = ""
 
 
+class Attachment(WireModel):
+    """A file the person attached to a message (an editor's embedded resource): file content, kept apart from the
+    words they typed, so memory never takes it for them. `text` is None for a binary file, which is only named."""
+
+    uri: str = Field(min_length=1, max_length=4096)
+    text: str | None = None
+    mime_type: str | None = Field(default=None, max_length=200)
+
+
 class UserEvent(_Event):
-    """A person's message (or a Work instruction). `runId` names the run that answers it (absent on lines
-    written before messages carried it)."""
+    """A person's message (or a Work instruction): `text` is what they typed; `attachments` the files they
+    attached to it. `runId` names the run that answers it (absent on lines written before messages carried it)."""
 
     type: Literal["user"] = "user"
     text: str
+    attachments: list[Attachment] | None = None
     run_id: str | None = None
 
 

@@ -306,11 +306,9 @@ def test_a_prompt_to_a_busy_agent_waits_its_turn_and_sessions_are_listed_resumed
     events = [
         json.loads(line) for line in (data / "agents/ada/transcript.jsonl").read_text(encoding="utf-8").splitlines()
     ]
-    said = [e["text"] for e in events if e["type"] == "user"]
-    assert said[-1].endswith(
-        f"summarize this\n\n[app.py](file://{project}/src/app.py)\n\nAttached file://{project}/README:\n"
-        "```\nRead me, please.\n```"
-    )
+    said = [e for e in events if e["type"] == "user"]
+    assert said[-1]["text"].endswith(f"summarize this\n\n[app.py](file://{project}/src/app.py)")
+    assert said[-1]["attachments"] == [{"uri": f"file://{project}/README", "text": "Read me, please."}]
     assert not (data / "agents/bob/transcript.jsonl").exists() or "summarize" not in (
         data / "agents/bob/transcript.jsonl"
     ).read_text(encoding="utf-8")
@@ -345,7 +343,7 @@ def test_the_editors_mcp_server_becomes_the_agents_own_with_its_env_kept_as_a_se
     asyncio.run(main())
     settings = json.loads((data / "agents/ada/settings.json").read_text(encoding="utf-8"))
     assert [(s["name"], s["secretEnv"]) for s in settings["mcpServers"]] == [
-        ("notes", {"NOTES_TOKEN": "acp-notes-notes_token"})
+        ("notes", {"NOTES_TOKEN": "acp.ada.notes.notes_token"})
     ]
     assert "tok-not-for-files" not in (data / "agents/ada/settings.json").read_text(encoding="utf-8")
 

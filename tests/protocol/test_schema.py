@@ -38,6 +38,6 @@ def test_hearth_schema_prints_every_method_and_event_with_resolvable_refs() -> N
     for ref in _refs(schema):
         assert ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in schema["$defs"], ref
     send = schema["$defs"]["AgentSendParams"]
-    assert set(send["properties"]) == {"agentId", "text", "interrupt", "projectRoot"}
+    assert set(send["properties"]) == {"agentId", "text", "attachments", "interrupt", "projectRoot"}
     ask = schema["$defs"]["AskAgentArgs"]
     assert set(ask["properties"]) == {"agentId", "question", "timeoutSeconds"} and ask["additionalProperties"] is False

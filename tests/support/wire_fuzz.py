@@ -16,7 +16,7 @@ from typing import Any
 from tests.support.hostile_frames import KEEPER, Case, Expect, Pair
 from tests.support.raw_host import HostDiedError, RawHost, parse_strict
 
-__all__ = ["FuzzReport", "check_agent_files", "run_fuzz"]
+__all__ = ["FuzzReport", "case_outcome", "check_agent_files", "judge_case", "run_fuzz"]
 
 KEEPER_NOTE = "The keeper's first note."
 _LATE_ANSWER_SECONDS = 2.0
@@ -59,7 +59,7 @@ def _satisfied(expect: Expect, got: list[Any]) -> bool:
     return any(isinstance(answer, dict) and answer.get("id") == expect[0] for answer in got)
 
 
-def _judge(case: Case, got: list[Any]) -> str | None:
+def judge_case(case: Case, got: list[Any]) -> str | None:
     """None when `got` is exactly what `case` expects; otherwise what was wrong."""
     if case.expect is None:
         return None if not got else f"expected no answer, got {str(got)[:200]}"
@@ -93,10 +93,11 @@ async def _prepare(host: RawHost) -> None:
         assert "result" in await host.call("memory.note", {"agentId": KEEPER, "text": KEEPER_NOTE})
 
 
-async def _outcome(host: RawHost, case: Case, sync_id: str) -> list[Any]:
-    """Everything the host answered to `case`: up to the sync ping's answer, and a late batch answer if due."""
+async def case_outcome(host: RawHost, case: Case, sync_id: str, *, sync: bytes = b'"method":"ping"') -> list[Any]:
+    """Everything `host` answered to `case`: up to the sync call's answer (a `ping`, or the `sync` given: the
+    method and params members of a call answered at once), and a late answer if one is due."""
     await host.send(case.line)
-    await host.send(b'{"jsonrpc":"2.0","id":"' + sync_id.encode() + b'","method":"ping"}\n')
+    await host.send(b'{"jsonrpc":"2.0","id":"' + sync_id.encode() + b'",' + sync + b"}\n")
     got: list[Any] = []
     async with asyncio.timeout(60):
         while True:
@@ -123,7 +124,7 @@ async def run_fuzz(data_dir: Path, cases: list[Case], *, stderr_to: Path | None 
             report.frames += 1
             report.kinds[case.kind] = report.kinds.get(case.kind, 0) + 1
             try:
-                got = await _outcome(host, case, f"sync-{n}")
+                got = await case_outcome(host, case, f"sync-{n}")
             except HostDiedError:
                 report.deaths += 1
                 report.wrong.append(f"#{n} {case.kind}: the host died")
@@ -134,7 +135,7 @@ async def run_fuzz(data_dir: Path, cases: list[Case], *, stderr_to: Path | None 
             except TimeoutError:
                 report.wrong.append(f"#{n} {case.kind}: no answer to the ping after it")
                 continue
-            problem = _judge(case, [answer for answer in got if not isinstance(answer, bytes)])
+            problem = judge_case(case, [answer for answer in got if not isinstance(answer, bytes)])
             if problem is None:
                 report.right += 1
             else:

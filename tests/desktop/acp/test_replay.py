@@ -53,3 +53,15 @@ def test_a_cut_tail_says_older_messages_are_not_shown() -> None:
     updates = _dump(EVENTS[:1], has_more=True)
     assert updates[0]["sessionUpdate"] == "agent_thought_chunk"
     assert _dump(EVENTS[:1])[0]["sessionUpdate"] == "user_message_chunk"
+
+
+def test_an_attached_file_is_replayed_as_the_resource_the_editor_sent() -> None:
+    attached = [{"uri": "file:///p/a.md", "text": "file body", "mimeType": "text/markdown"}, {"uri": "file:///p/b.bin"}]
+    updates = _dump([{"seq": 1, "type": "user", "text": "see this", "attachments": attached}])
+    assert [u["content"]["type"] for u in updates] == ["text", "resource", "text"]
+    assert updates[1]["content"]["resource"] == {
+        "uri": "file:///p/a.md",
+        "text": "file body",
+        "mimeType": "text/markdown",
+    }
+    assert updates[2]["content"]["text"] == "[attached file:///p/b.bin, not shown]"

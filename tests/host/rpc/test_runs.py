@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,45 @@ def test_bad_run_params_are_invalid_and_write_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "agents/ann/transcript.jsonl").exists() or not (
         tmp_path / "agents/ann/transcript.jsonl"
     ).read_text(encoding="utf-8")
+
+
+def _note(match: str, text: str) -> dict[str, Any]:
+    return {"match": match, "on": "user", "toolCalls": [{"name": "memory_note", "arguments": {"text": text}}]}
+
+
+def test_an_attached_file_is_kept_apart_reaches_the_model_as_file_content_and_a_fact_on_it_is_proposed(
+    tmp_path: Path,
+) -> None:
+    """Issue 21.7: an attachment inlined in the message made the fact resting on it confirmed."""
+    rules = [
+        # Matches only when the model was given the file, fenced after the typed words.
+        _note(r"(?s)^remember this\n\n\[Attached file file:///p/cv\.md.*\n```\nThe user's employer", "The user's "
+              "employer is Attachco-X."),
+        _note(r"^my employer is Typedco$", "The user's employer is Typedco."),
+        {"match": r"(?s).*", "on": "tool", "reply": "noted"},
+    ]  # fmt: skip
+    attached = [{"uri": "file:///p/cv.md", "text": "The user's employer is Attachco-X."}]
+
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
+            with pytest.raises(JsonRpcError) as empty:
+                await host.call("agent.send", {"agentId": "ann", "text": ""})
+            assert empty.value.code == INVALID_PARAMS
+            for params in (
+                {"agentId": "ann", "text": "remember this", "attachments": attached},
+                {"agentId": "ann", "text": "", "attachments": attached},
+            ):
+                sent = await host.call("agent.send", params)
+                await host.wait_for("agent.ended", lambda p, r=sent["runId"]: p["runId"] == r)
+            proposed = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
+            assert [r["text"] for r in proposed["records"]] == ["The user's employer is Attachco-X."]
+            sent = await host.call("agent.send", {"agentId": "ann", "text": "my employer is Typedco"})
+            await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            current = await host.call("memory.list", {"agentId": "ann", "view": "current"})
+            assert [r["text"] for r in current["records"]] == ["The user's employer is Typedco."]
+
+    asyncio.run(main())
+    events = [json.loads(line) for line in (tmp_path / "agents/ann/transcript.jsonl").read_text().splitlines()]
+    users = [(e["text"], e.get("attachments")) for e in events if e["type"] == "user"]
+    assert users == [("remember this", attached), ("", attached), ("my employer is Typedco", None)]

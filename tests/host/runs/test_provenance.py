@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.runs.provenance import run_provenance
+from host.runs.provenance import ATTACHED, run_provenance
 
 
 def _newest_first(*events: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,3 +39,20 @@ def test_a_run_woken_by_a_peer_has_no_user_words() -> None:
     events = _newest_first({"type": "user", "text": "hi"}, {"type": "wake", "fromAgent": "bob", "text": "note X"})
     provenance = run_provenance(events)
     assert provenance.user_words == () and provenance.untrusted == ("peer:bob",)
+
+
+def test_an_attached_file_is_file_content_and_never_the_users_words() -> None:
+    """Issue 21.7: an attachment inlined in the message made a fact resting on it confirmed."""
+    attached = [{"uri": "file:///p/cv.md", "text": "The user's employer is Attachco-X."}]
+    provenance = run_provenance(_newest_first({"type": "user", "text": "remember this", "attachments": attached}))
+    assert provenance.user_words == ("remember this",) and provenance.untrusted == (ATTACHED,)
+    earlier = run_provenance(
+        _newest_first(
+            {"type": "user", "text": "look", "attachments": attached},
+            {"type": "assistant", "text": "ok"},
+            {"type": "user", "text": "my cat is Miso"},
+        )
+    )
+    assert earlier.user_words == ("my cat is Miso",) and earlier.untrusted == (ATTACHED,), "still in the context"
+    typed = run_provenance(_newest_first({"type": "user", "text": "The user's employer is Typedco."}))
+    assert not typed.exposed

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kernel.tools import find_rg, make_grep_tool, resolve_rg
-from kernel.tools.grep import RG_FLAGS
+from kernel.tools import find_rg, grep_files, make_grep_tool, resolve_rg
+from kernel.tools.grep import RG_FLAGS, SEARCH_FLAGS
 from sandbox import TrustedProgram, Unavailable
 
 GREP = make_grep_tool()
@@ -171,10 +172,10 @@ def test_rg_is_told_to_read_no_config_and_no_ignore_file_of_any_kind() -> None:
         "--no-ignore-vcs",
         "--no-ignore-files",
         "--no-messages",
-        "--no-pre",
     ):
         assert flag in RG_FLAGS
-    assert not [flag for flag in RG_FLAGS if flag.startswith(("--ignore-file", "--pre="))]
+    assert {"--no-config", "--no-messages", "--no-pre", "--json"} <= set(SEARCH_FLAGS)
+    assert not [flag for flag in (*RG_FLAGS, *SEARCH_FLAGS) if flag.startswith(("--ignore-file", "--pre="))]
 
 
 def test_a_grep_without_a_safe_rg_says_why_and_runs_nothing(env: Any, arun: Any) -> None:
@@ -229,3 +230,85 @@ def test_the_rg_binary_is_taken_from_beside_the_running_python_first() -> None:
     beside = os.path.join(os.path.dirname(sys.executable), "rg")
     assert os.path.exists(beside)
     assert find_rg() == beside
+
+
+def _linked_project(env: Any, tmp_path: Path) -> Path:
+    """A project holding a hard link to bob's memory, and two of its own files linked to each other (as pnpm does)."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    os.link(env.data / "agents" / "bob" / "memory" / "MEMORY.md", project / "src" / "bob.md")
+    (project / "src" / "a.py").write_text("tea = 'mine'\n", encoding="utf-8")
+    os.link(project / "src" / "a.py", project / "src" / "b.py")
+    return project
+
+
+def test_grep_leaves_out_hard_links_to_protected_files_and_searches_linked_project_files(
+    env: Any, arun: Any, tmp_path: Path
+) -> None:
+    """Issue 21.6: rg opened the link by name and printed another agent's memory."""
+    project = _linked_project(env, tmp_path)
+    for mode in ("content", "files", "count"):
+        result = grep(env, arun, pattern="tea", path=str(project), output_mode=mode)
+        assert "bob likes tea" not in result.content and "bob.md" not in result.content, result.content
+        assert f"{project}/src/a.py" in result.content and f"{project}/src/b.py" in result.content
+        assert result.content.endswith(
+            "[1 file(s) left out: hard links to a file this agent may not read "
+            "(another agent's memory or private files, or a host file)]"
+        )
+    only = grep(env, arun, pattern="tea", path=str(project / "src" / "bob.md"), output_mode="content")
+    assert "bob likes tea" not in only.content and only.content.startswith("no matches")
+
+
+def test_a_hard_link_made_after_the_listing_is_still_left_out(
+    env: Any, arun: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The check is of the opened descriptor, after the listing named the file: a swap in between is caught."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "x.md").write_text("plain tea\n", encoding="utf-8")
+    vet = grep_files.Vetter.vet
+
+    def swap_then_vet(self: Any, listed: list[str]) -> Any:
+        (project / "x.md").unlink()
+        os.link(env.data / "agents" / "bob" / "memory" / "MEMORY.md", project / "x.md")
+        return vet(self, listed)
+
+    monkeypatch.setattr(grep_files.Vetter, "vet", swap_then_vet)
+    result = grep(env, arun, pattern="tea", path=str(project), output_mode="content")
+    assert "bob likes tea" not in result.content and "1 file(s) left out" in result.content
+
+
+def test_a_file_flipping_between_a_plain_file_and_a_hard_link_never_shows_the_linked_bytes(
+    env: Any, arun: Any, tmp_path: Path
+) -> None:
+    project, spare = tmp_path / "project", tmp_path / "spare"
+    project.mkdir()
+    spare.mkdir()
+    memory = env.data / "agents" / "bob" / "memory" / "MEMORY.md"
+    (project / "x.md").write_text("plain tea\n", encoding="utf-8")
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            os.link(memory, spare / "link")
+            os.replace(spare / "link", project / "x.md")
+            (spare / "plain").write_text("plain tea\n", encoding="utf-8")
+            os.replace(spare / "plain", project / "x.md")
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    try:
+        seen = [grep(env, arun, pattern="tea", path=str(project), output_mode="content").content for _ in range(40)]
+    finally:
+        stop.set()
+        flipper.join()
+    assert not [text for text in seen if "bob likes tea" in text]
+    assert any("plain tea" in text for text in seen), "the plain file is searched between the flips"
+
+
+def test_a_binary_file_is_left_out_whole_as_a_directory_search_skips_it(env: Any, arun: Any) -> None:
+    (env.scratch / "blob.dat").write_bytes(b"needle\x00\x01needle\n")
+    (env.scratch / "text.txt").write_text("needle\n", encoding="utf-8")
+    for mode in ("content", "files", "count"):
+        result = grep(env, arun, pattern="needle", output_mode=mode)
+        assert "blob.dat" not in result.content and "text.txt" in result.content

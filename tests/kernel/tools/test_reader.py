@@ -87,3 +87,19 @@ def test_list_dir_of_a_neighbours_memory_is_denied(env: Any, arun: Any) -> None:
     assert result.content.startswith("denied:") and "MEMORY.md" not in result.content
     own = arun(LIST_DIR.run({"path": "../memory"}, env.context()))
     assert "MEMORY.md" in own.content
+
+
+def test_a_hard_link_to_another_agents_memory_is_refused_and_one_between_own_files_is_read(
+    env: Any, arun: Any, tmp_path: Path
+) -> None:
+    """Issue 21.6: a path check cannot see a hard link; the opened file is checked by its inode."""
+    project = tmp_path / "project"
+    project.mkdir()
+    os.link(env.data / "agents" / "bob" / "memory" / "MEMORY.md", project / "bob.md")
+    (project / "a.py").write_text("shared = 1\n", encoding="utf-8")
+    os.link(project / "a.py", project / "b.py")
+    refused = read(env, arun, path=str(project / "bob.md"))
+    assert refused.is_error and refused.content.startswith("denied:") and "bob likes tea" not in refused.content
+    assert read(env, arun, path=str(project / "b.py")).content == "     1\tshared = 1"
+    listing = arun(LIST_DIR.run({"path": str(project)}, env.context())).content
+    assert "bob.md (a hard link to a file this agent may not read" in listing and "b.py (11 bytes)" in listing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from kernel.tools import EDIT_FILE, WRITE_FILE
@@ -71,3 +72,21 @@ def test_edit_file_refuses_binary_files(env: Any, arun: Any) -> None:
     (env.scratch / "b.bin").write_bytes(b"ab\x00cd")
     assert edit(env, arun, path="b.bin", old_string="ab", new_string="x").is_error
     assert (env.scratch / "b.bin").read_bytes() == b"ab\x00cd"
+
+
+def test_edit_file_of_a_hard_link_to_another_agents_memory_is_refused_and_copies_nothing(env: Any, arun: Any) -> None:
+    """Issue 21.6: an edit would write the linked file's bytes under the new name, readable afterwards."""
+    memory = env.data / "agents" / "bob" / "memory" / "MEMORY.md"
+    os.link(memory, env.scratch / "bob.md")
+    result = edit(env, arun, path="bob.md", old_string="tea", new_string="coffee")
+    assert result.is_error and result.content.startswith("denied:")
+    assert memory.read_text(encoding="utf-8") == "bob likes tea\n"
+    assert os.stat(env.scratch / "bob.md").st_ino == os.stat(memory).st_ino, "the link was left as it was"
+
+
+def test_writing_over_a_hard_link_replaces_the_name_and_never_the_linked_file(env: Any, arun: Any) -> None:
+    memory = env.data / "agents" / "bob" / "memory" / "MEMORY.md"
+    os.link(memory, env.scratch / "bob.md")
+    assert not write(env, arun, path="bob.md", content="mine now").is_error
+    assert memory.read_text(encoding="utf-8") == "bob likes tea\n"
+    assert (env.scratch / "bob.md").read_text(encoding="utf-8") == "mine now"
