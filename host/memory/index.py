@@ -3,13 +3,17 @@
 Everything here is rebuilt from the ledger when missing, corrupt or out of step (deleting the file loses
 nothing). `meta` remembers how far into the ledger it has folded (byte offset, seq, hash), so opening and
 every turn cost the same however long the history is. Secure delete is on, so a purged row's bytes are
-zeroed, and `purge` merges the FTS segments and vacuums, leaving no copy of erased text in free pages.
+zeroed. After an erase, `compacted_copy` builds (on a connection of its own, in a worker thread, while this
+one keeps answering) a copy with the FTS segments merged and no free pages, and `swap_in` puts it in place
+on the index's own thread, so no copy of erased text is left in the file and no reader waits for a vacuum.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +85,8 @@ class MemoryIndex:
         """Open (or create) the index at `path`; `embedder` None means full-text recall only, and
         `meaning_context` False embeds each log entry alone (see `vectors.py`; benchmarks' ablation)."""
         self.path = path
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            stale.unlink()  # a compacted copy an erase never put in place
         self._db = self._connect()
         self._episodes = EpisodeContexts(self._db, self._facts)
         chosen = default_embedder() if isinstance(embedder, str) else embedder
@@ -189,11 +195,51 @@ class MemoryIndex:
         """Merge the FTS segments into one, so a lookup probes one b-tree (run after bulk writes)."""
         self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
 
-    def purge(self) -> None:
-        """Leave no trace of deleted rows: merge the FTS segments, then rebuild the file without free pages."""
-        self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        self._db.execute("DELETE FROM meta WHERE k = 'erase_pending'")
-        self._db.execute("VACUUM")
+    def compacted_copy(self, **checkpoint: str | int) -> Path:
+        """A copy of the index with no trace of deleted rows: FTS segments merged, no free pages, `checkpoint`
+        set in its meta and the erase no longer pending.
+
+        Runs on connections of its own (safe in a worker thread while this one reads; nothing may write the
+        index until `swap_in`). The copy is a private temporary beside the index, removed if this fails.
+        """
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        try:
+            source = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                source.execute("VACUUM INTO ?", (name,))  # a consistent snapshot, read under a shared lock
+            finally:
+                source.close()
+            copy = sqlite3.connect(name, isolation_level=None)
+            try:
+                copy.execute("PRAGMA secure_delete = ON")
+                copy.execute("PRAGMA synchronous = OFF")
+                copy.execute("BEGIN IMMEDIATE")
+                copy.executemany(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in checkpoint.items()]
+                )
+                copy.execute("DELETE FROM meta WHERE k = 'erase_pending'")
+                copy.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+                copy.execute("COMMIT")
+                copy.execute("VACUUM")
+            finally:
+                copy.close()
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+        return Path(name)
+
+    def swap_in(self, copy: Path) -> None:
+        """Make `copy` (from `compacted_copy`) the index: renamed over the file, then this connection reopened.
+
+        Raises:
+            sqlite3.Error, OSError: the copy could not be put in place (the index is then rebuilt).
+        """
+        os.replace(copy, self.path)
+        old, self._db = self._db, self._connect()
+        self._episodes.reconnect(self._db)
+        self.vectors.reconnect(self._db)
+        old.close()
 
     def tombstone(self, sig: str) -> str | None:
         """The id of the record whose tombstone covers `sig`, if any."""

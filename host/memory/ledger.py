@@ -7,7 +7,10 @@ fails (a full disk) is cut back off, so the next one never follows a fragment. O
 last line (a write cut short, never acknowledged) is moved to `ledger.jsonl.torn`, and a complete last line
 that does not parse (damage) to `ledger.jsonl.damaged`, which `verify` names until a person deals with it.
 `verify` reads only what was committed when it began, so a concurrent append never looks like damage. The
-only rewrite is erase's: the same records with some content removed, written atomically, mode 0600.
+only rewrite is erase's: the same records with some content removed, written atomically, mode 0600; it and
+the erase's searches read lines as bytes and parse only the lines they need, in the writer's worker thread.
+From the moment an erase folds (`hide`) until that rewrite, readers are given those records without their
+content, so no reader sees an erased fact's text after the index has dropped it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,10 @@ TORN_SUFFIX = ".torn"
 """Bytes of a last line cut short (never acknowledged) go to `ledger.jsonl.torn`."""
 DAMAGED_SUFFIX = ".damaged"
 """A complete last line that does not parse goes to `ledger.jsonl.damaged`; `verify` names it."""
+
+# A record's own id in its canonical line: keys are sorted, and no key before "id" holds one.
+_OWN_ID = re.compile(rb'"id":"([^"\\]+)"')
+_ERASE_OP = b'"op":"erase"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +88,7 @@ class Ledger:
             stale.unlink()  # an erase rewrite that never reached its rename (it may hold erased text)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         self._committed = self.size
+        self._hidden: frozenset[str] = frozenset()
         self.head_seq, self.head_hash = self._repair_and_find_head()
 
     @property
@@ -187,6 +196,13 @@ class Ledger:
         if appended.records:
             self.head_seq, self.head_hash = appended.records[-1].seq, appended.records[-1].hash
 
+    def hide(self, ids: Collection[str]) -> None:
+        """From now on, readers get the records with these ids without their content (an erase has folded)."""
+        self._hidden = self._hidden | frozenset(ids)
+
+    def _shown(self, record: Record) -> Record:
+        return record.without_content() if record.id in self._hidden else record
+
     def _cut_back(self, start: int) -> None:
         try:
             os.ftruncate(self._fd, start)
@@ -206,7 +222,7 @@ class Ledger:
                 if not line.endswith(b"\n") or position > end:
                     break
                 try:
-                    yield position, Record.from_json(json.loads(line))
+                    yield position, self._shown(Record.from_json(json.loads(line)))
                 except ValueError:
                     logger.warning("ledger %s: skipped an unreadable line ending at byte %d", self.path, position)
 
@@ -215,22 +231,77 @@ class Ledger:
         for _, record in self.read():
             yield record
 
-    def rewrite(self, transform: Callable[[Record], Record]) -> None:
-        """Replace the ledger by the same records passed through `transform` (erase only), atomically.
+    def _parsed(self, lines: Iterable[bytes]) -> Iterator[Record]:
+        for line in lines:
+            try:
+                yield Record.from_json(json.loads(line))
+            except ValueError:
+                continue  # `read` logs unreadable lines; an erase's search only skips them
 
-        The new file is private (0600) like the one it replaces.
-        """
-        data = b"".join(_encode(transform(record)) for record in self.records())
-        write_bytes_atomic(self.path, data, mode=0o600)
-        os.close(self._fd)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
-        self._committed = len(data)
-
-    def committed_bytes(self) -> bytes:
-        """The ledger as acknowledged so far: every complete record line, nothing of an append in progress."""
+    def _stored(self) -> bytes:
+        """Every complete acknowledged line as it is on disk (erased content not hidden: the erase's own reads)."""
         with open(self.path, "rb") as handle:
             data = handle.read(self._committed)
         return data[: data.rfind(b"\n") + 1]
+
+    def mentioning(self, needles: Collection[str]) -> list[Record]:
+        """The readable records whose line holds one of `needles` (ids, signatures), as stored: only those
+        lines are parsed."""
+        wanted = [needle.encode() for needle in needles]
+        lines = self._stored().splitlines()
+        return list(self._parsed(line for line in lines if any(needle in line for needle in wanted)))
+
+    def erase_records(self) -> list[Record]:
+        """Every erase record."""
+        return list(self._parsed(line for line in self._stored().splitlines() if _ERASE_OP in line))
+
+    def with_ids(self, ids: Collection[str]) -> list[Record]:
+        """The readable records with one of these ids, as stored (found by their own id: the cost follows the
+        ledger's length, not the number of ids)."""
+        lines = self._stored().splitlines()
+        found = (line for line in lines if (own := _OWN_ID.search(line)) is not None and own[1].decode() in ids)
+        return [record for record in self._parsed(found) if record.id in ids]
+
+    def erase_content(self, doomed: Collection[str]) -> int:
+        """Replace the ledger by the same lines with the content of the `doomed` records removed (erase only).
+
+        Every other line is copied as it is; the new file is written atomically and is private (0600) like the
+        one it replaces. Readers that opened the old file read it to its end.
+
+        Returns:
+            How many records lost their content (0: nothing was left, and nothing was written).
+        """
+        out: list[bytes] = []
+        changed = 0
+        for line in self._stored().splitlines(keepends=True):
+            own = _OWN_ID.search(line)
+            if own is not None and own[1].decode() in doomed:
+                record = next(self._parsed([line]), None)
+                if record is not None and record.content():
+                    line, changed = _encode(record.without_content()), changed + 1
+            out.append(line)
+        if not changed:
+            return 0
+        data = b"".join(out)
+        write_bytes_atomic(self.path, data, mode=0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
+        old, self._fd = self._fd, fd  # never an unset descriptor, for a reader asking for the size meanwhile
+        os.close(old)
+        self._committed = len(data)
+        return changed
+
+    def committed_bytes(self) -> bytes:
+        """The ledger as acknowledged so far: every complete record line, nothing of an append in progress,
+        and no content of a record an erase has hidden."""
+        data, hidden = self._stored(), self._hidden
+        if not hidden:
+            return data
+        lines = data.splitlines(keepends=True)
+        for number, line in enumerate(lines):
+            own = _OWN_ID.search(line)
+            if own is not None and own[1].decode() in hidden and (record := next(self._parsed([line]), None)):
+                lines[number] = _encode(record.without_content())
+        return b"".join(lines)
 
     def verify(self) -> VerifyReport:
         """Re-walk the whole chain from disk (what was committed when it began); see `verify_records`.

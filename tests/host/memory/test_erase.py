@@ -100,13 +100,14 @@ def test_an_erase_cut_short_by_a_crash_is_finished_when_the_memory_opens(
         await store.note(KEPT_TEXT, evidence=USER)
         assert doomed.fact is not None
 
-        def crash(self: Ledger, transform: object) -> None:
+        def crash(self: Ledger, doomed: object) -> None:
             raise OSError("power cut")
 
         with monkeypatch.context() as patch:
-            patch.setattr(Ledger, "rewrite", crash)
+            patch.setattr(Ledger, "erase_content", crash)
             with pytest.raises(OSError):
                 await store.erase(doomed.fact.id)
+        assert b"Philippa" not in store.committed_ledger(), "readers never see it once the erase has folded"
         store.close()
         assert b"Philippa" in (agent_dir / "memory" / "ledger.jsonl").read_bytes()
         with MemoryStore(agent_dir, clock=clock) as reopened:

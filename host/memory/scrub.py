@@ -1,0 +1,224 @@
+"""Erased text taken out of the copies it left, in place: transcripts, their torn tails, views kept aside.
+
+A `TextScrub` holds the texts of one erase (each as written and with its spaces folded, as a fact line
+shows it). In a transcript the replies of the memory tools and recall text stored by earlier versions are
+derived copies of memory and always lose it; the conversation's own words (messages, replies, tool calls,
+other tools' results, summaries) lose it only when the person asks (`conversation`), and are counted
+otherwise. A changed line keeps its length: each span becomes `[erased]` (or as many `*` when shorter) and
+the line is padded with spaces after its closing brace, so no line moves, its seq stays, and nothing is
+renamed under the transcript's writer. Other files (a torn tail, a view kept aside) lose every occurrence.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DERIVED_TOOLS", "ERASED", "FilePass", "TextScrub", "scrub_file", "scrub_transcript"]
+
+logger = logging.getLogger(__name__)
+
+ERASED = "[erased]"
+"""What stands where an erased text was."""
+
+DERIVED_TOOLS = frozenset({"memory_note", "memory_recall", "memory_correct", "memory_forget"})
+"""The tools whose results are rendered from memory (the memory tools), so an erase takes its text out of them."""
+
+# The parts of an event that are the conversation's own words (a Work timeline entry keeps `data` too).
+_CONVERSATION = ("text", "content", "summary", "error", "data")
+
+
+def _filler(length: int) -> str:
+    return ERASED if length >= len(ERASED) else "*" * length
+
+
+def _replace_all(value: str, texts: tuple[str, ...]) -> str:
+    for text in texts:
+        if text in value:
+            value = value.replace(text, _filler(len(text.encode("utf-8"))))
+    return value
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _scrubbed_value(value: Any, texts: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return _replace_all(value, texts)
+    if isinstance(value, dict):
+        return {key: _scrubbed_value(item, texts) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed_value(item, texts) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FilePass:
+    """One pass over a transcript: where it stopped (the end of its last complete line) and what it found.
+
+    `derived`: lines whose derived copies were scrubbed; `held`: lines whose conversation still holds a
+    text (after the pass); `scrubbed`: lines whose conversation was scrubbed.
+    """
+
+    end: int = 0
+    derived: int = 0
+    held: int = 0
+    scrubbed: int = 0
+
+
+class TextScrub:
+    """The texts one erase takes out (longest first, so a folded form never splits a longer one)."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        forms = {form for text in texts for form in (text, " ".join(text.split())) if form.strip()}
+        self.texts = tuple(sorted(forms, key=lambda t: (-len(t), t)))
+        # The forms a file may hold a text in: raw, and JSON-escaped as this host writes it and as ASCII.
+        encoded = {
+            form
+            for text in self.texts
+            for form in (
+                text.encode(),
+                json.dumps(text)[1:-1].encode(),
+                json.dumps(text, ensure_ascii=False)[1:-1].encode(),
+            )
+        }
+        self._bytes = tuple(sorted(encoded, key=lambda b: (-len(b), b)))
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+    def __or__(self, other: TextScrub) -> TextScrub:
+        return TextScrub((*self.texts, *other.texts))
+
+    def may_hold(self, data: bytes) -> bool:
+        """Whether `data` holds one of the texts in any of the forms a file may keep it (raw or JSON-escaped)."""
+        return any(form in data for form in self._bytes)
+
+    def raw(self, data: bytes) -> bytes:
+        """`data` with every occurrence replaced by a filler of the same length (for files that are not events)."""
+        for form in self._bytes:
+            if form in data:
+                data = data.replace(form, _filler(len(form)).ljust(len(form)).encode())
+        return data
+
+    def event(self, event: dict[str, Any], *, conversation: bool) -> tuple[dict[str, Any], bool, bool]:
+        """The event with its derived copies scrubbed (and its conversation, when asked).
+
+        Returns:
+            (the event, whether a derived copy changed, whether the conversation holds a text).
+        """
+        out = dict(event)
+        kind = event.get("type")
+        derived = False
+        if kind == "context" and isinstance(event.get("recall"), str):
+            out["recall"] = None  # recall text stored by earlier versions: derived, never replayed
+            derived = True
+        derived_key = "content" if kind == "tool" and event.get("name") in DERIVED_TOOLS else None
+        if derived_key is not None and isinstance(event.get(derived_key), str):
+            scrubbed = _replace_all(event[derived_key], self.texts)
+            derived = scrubbed != event[derived_key]
+            out[derived_key] = scrubbed
+        holds = False
+        for key in _CONVERSATION:
+            if key == derived_key or key not in event:
+                continue
+            if any(text in value for value in _strings(event[key]) for text in self.texts):
+                holds = True
+                if conversation:
+                    out[key] = _scrubbed_value(event[key], self.texts)
+        calls = event.get("toolCalls")
+        if isinstance(calls, list) and any(text in value for value in _strings(calls) for text in self.texts):
+            holds = True
+            if conversation:
+                out["toolCalls"] = _scrubbed_value(calls, self.texts)
+        return out, derived, holds
+
+    def line(self, line: bytes, *, conversation: bool) -> tuple[bytes, bool, bool]:
+        """One transcript line (newline included) scrubbed to the same length; see `event`.
+
+        Returns:
+            (the line, whether a derived copy changed, whether the conversation held a text); the line is the
+            same object when nothing changed.
+        """
+        if not self.may_hold(line) and not (b'"recall"' in line and b'"context"' in line):
+            return line, False, False
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return line, False, False
+        if not isinstance(event, dict):
+            return line, False, False
+        out, derived, holds = self.event(event, conversation=conversation)
+        if out == event:
+            return line, derived, holds
+        body = json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if len(body) + 1 > len(line):
+            # Not from this host's writer: a filler is never longer than its text, but another writer's
+            # number formats may be shorter than Python's.
+            logger.warning("a transcript line could not be scrubbed in place (%d bytes)", len(line))
+            return line, False, holds
+        return body + b" " * (len(line) - 1 - len(body)) + b"\n", derived, holds
+
+
+def scrub_transcript(path: Path, scrub: TextScrub, *, conversation: bool, start: int = 0) -> FilePass:
+    """Scrub every complete line of the transcript at `path` from byte `start` on, in place, then fsync.
+
+    Safe beside the transcript's writer: only complete lines are rewritten, each to its own length, and a
+    line being appended (no newline yet) is where the pass stops.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return FilePass(start)
+    derived = held = scrubbed = 0
+    offset = start
+    try:
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            handle.seek(start)
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    break
+                new, changed, holds = scrub.line(line, conversation=conversation)
+                if new is not line:
+                    os.pwrite(fd, new, offset)
+                    derived += changed
+                    scrubbed += conversation and holds
+                elif holds:
+                    held += 1
+                offset += len(line)
+        if derived or scrubbed:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return FilePass(offset, derived, held, scrubbed)
+
+
+def scrub_file(path: Path, scrub: TextScrub) -> bool:
+    """Replace every occurrence in the file at `path` in place (same length), fsynced; whether it changed."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return False
+    new = scrub.raw(data)
+    if new == data:
+        return False
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, new, 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
