@@ -83,7 +83,7 @@ def test_the_conversation_scrub_marks_every_span_and_leaves_the_rest(tmp_path: P
     path.write_bytes(original)
     found = scrub_transcript(path, TextScrub([CAT]), conversation=True)
     assert len(path.read_bytes()) == len(original)
-    assert "Miso".encode() not in path.read_bytes()
+    assert b"Miso" not in path.read_bytes()
     events = _events(path)
     assert events[0]["text"] == f"Remember: {ERASED}"
     assert events[5]["text"] == f"You said: {ERASED}. And {TEA}"
