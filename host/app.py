@@ -88,7 +88,11 @@ class HostServer:
             ),
         )
         self.secrets = SecretStore(config.data_dir)
-        self.hub = MemoryHub(config.data_dir, on_event=self._memory_event)
+        self.hub = MemoryHub(
+            config.data_dir,
+            on_event=self._memory_event,
+            copies=lambda agent_id, scrub: self.together.copies.scrub(agent_id, scrub),
+        )
         self.planner = TurnPlanner(
             self.store,
             self.secrets,

@@ -104,7 +104,7 @@ class Erasure:
     def _first_pass(self) -> None:
         self._pass()
         for place in self._places:
-            scrub_file(place / (TRANSCRIPT + ".torn"), self.scrub)  # never acknowledged: no one's words
+            scrub_file(place / (TRANSCRIPT + ".torn"), self.scrub, torn=True)  # never acknowledged: no one's words
 
     async def before(self) -> None:
         """The first pass, before the erase record is appended (readers still see the fact standing)."""
@@ -137,9 +137,10 @@ class Erasure:
 
     def _last_pass(self) -> None:
         memory_dir = self._ledger.path.parent
-        debris = [self._ledger.path.with_name(self._ledger.path.name + s) for s in (TORN_SUFFIX, DAMAGED_SUFFIX)]
-        for path in [*debris, *sorted(memory_dir.glob("MEMORY.md.kept-*"))]:
-            if self.scrub:
+        ledger = self._ledger.path
+        if self.scrub:
+            scrub_file(ledger.with_name(ledger.name + TORN_SUFFIX), self.scrub, torn=True)
+            for path in [ledger.with_name(ledger.name + DAMAGED_SUFFIX), *sorted(memory_dir.glob("MEMORY.md.kept-*"))]:
                 scrub_file(path, self.scrub)
         self._pass()
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DERIVED_TOOLS", "ERASED", "FilePass", "TextScrub", "scrub_file", "scrub_transcript"]
+__all__ = ["DERIVED_TOOLS", "ERASED", "FilePass", "Only", "TextScrub", "scrub_file", "scrub_transcript"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,8 +29,14 @@ ERASED = "[erased]"
 DERIVED_TOOLS = frozenset({"memory_note", "memory_recall", "memory_correct", "memory_forget"})
 """The tools whose results are rendered from memory (the memory tools), so an erase takes its text out of them."""
 
-# The parts of an event that are the conversation's own words (a Work timeline entry keeps `data` too).
-_CONVERSATION = ("text", "content", "summary", "error", "data")
+# The parts of an event that are the conversation's own words (a Work timeline entry keeps `data` too, a
+# line of the requests book a question and an answer).
+_CONVERSATION = ("text", "content", "summary", "error", "data", "question", "answer")
+
+_MIN_CUT = 4  # the shortest start of a text a torn line may end with that is taken out as well
+
+Only = Callable[[dict[str, Any]], bool]
+"""Which events of a file a pass may change (the others are left whole and not counted)."""
 
 
 def _filler(length: int) -> str:
@@ -103,16 +109,34 @@ class TextScrub:
     def __or__(self, other: TextScrub) -> TextScrub:
         return TextScrub((*self.texts, *other.texts))
 
+    def text(self, value: str) -> str:
+        """`value` with every text replaced by its filler (a message held outside a transcript)."""
+        return _replace_all(value, self.texts)
+
     def may_hold(self, data: bytes) -> bool:
         """Whether `data` holds one of the texts in any of the forms a file may keep it (raw or JSON-escaped)."""
         return any(form in data for form in self._bytes)
 
-    def raw(self, data: bytes) -> bytes:
-        """`data` with every occurrence replaced by a filler of the same length (for files that are not events)."""
+    def raw(self, data: bytes, *, torn: bool = False) -> bytes:
+        """`data` with every occurrence replaced by a filler of the same length (for files that are not events).
+
+        With `torn` each line is a write cut short: one that ends with the start of a text loses that too.
+        """
         for form in self._bytes:
             if form in data:
                 data = data.replace(form, _filler(len(form)).ljust(len(form)).encode())
+        if torn:
+            data = b"".join(self._cut_end(line) for line in data.splitlines(keepends=True))
         return data
+
+    def _cut_end(self, line: bytes) -> bytes:
+        body = line.rstrip(b"\n")
+        for form in self._bytes:
+            for length in range(len(form) - 1, _MIN_CUT - 1, -1):
+                if body.endswith(form[:length]):
+                    filler = _filler(length).ljust(length).encode()
+                    return body[:-length] + filler + line[len(body) :]
+        return line
 
     def event(self, event: dict[str, Any], *, conversation: bool) -> tuple[dict[str, Any], bool, bool]:
         """The event with its derived copies scrubbed (and its conversation, when asked).
@@ -146,7 +170,7 @@ class TextScrub:
                 out["toolCalls"] = _scrubbed_value(calls, self.texts)
         return out, derived, holds
 
-    def line(self, line: bytes, *, conversation: bool) -> tuple[bytes, bool, bool]:
+    def line(self, line: bytes, *, conversation: bool, only: Only | None = None) -> tuple[bytes, bool, bool]:
         """One transcript line (newline included) scrubbed to the same length; see `event`.
 
         Returns:
@@ -159,7 +183,7 @@ class TextScrub:
             event = json.loads(line)
         except ValueError:
             return line, False, False
-        if not isinstance(event, dict):
+        if not isinstance(event, dict) or (only is not None and not only(event)):
             return line, False, False
         out, derived, holds = self.event(event, conversation=conversation)
         if out == event:
@@ -173,8 +197,13 @@ class TextScrub:
         return body + b" " * (len(line) - 1 - len(body)) + b"\n", derived, holds
 
 
-def scrub_transcript(path: Path, scrub: TextScrub, *, conversation: bool, start: int = 0) -> FilePass:
+def scrub_transcript(
+    path: Path, scrub: TextScrub, *, conversation: bool, start: int = 0, only: Only | None = None
+) -> FilePass:
     """Scrub every complete line of the transcript at `path` from byte `start` on, in place, then fsync.
+
+    The file may be any JSON-lines file of events (a Work timeline, the requests book); `only` limits the
+    pass to some of its events.
 
     Safe beside the transcript's writer: only complete lines are rewritten, each to its own length, and a
     line being appended (no newline yet) is where the pass stops.
@@ -191,7 +220,7 @@ def scrub_transcript(path: Path, scrub: TextScrub, *, conversation: bool, start:
             for line in handle:
                 if not line.endswith(b"\n"):
                     break
-                new, changed, holds = scrub.line(line, conversation=conversation)
+                new, changed, holds = scrub.line(line, conversation=conversation, only=only)
                 if new is not line:
                     os.pwrite(fd, new, offset)
                     derived += changed
@@ -206,13 +235,16 @@ def scrub_transcript(path: Path, scrub: TextScrub, *, conversation: bool, start:
     return FilePass(offset, derived, held, scrubbed)
 
 
-def scrub_file(path: Path, scrub: TextScrub) -> bool:
-    """Replace every occurrence in the file at `path` in place (same length), fsynced; whether it changed."""
+def scrub_file(path: Path, scrub: TextScrub, *, torn: bool = False) -> bool:
+    """Replace every occurrence in the file at `path` in place (same length), fsynced; whether it changed.
+
+    `torn`: the file holds lines cut short (a torn tail set aside), so a line's end may hold a text's start.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return False
-    new = scrub.raw(data)
+    new = scrub.raw(data, torn=torn)
     if new == data:
         return False
     fd = os.open(path, os.O_WRONLY)

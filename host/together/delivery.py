@@ -149,6 +149,21 @@ class Deliveries:
         await self._on_status(agent_id)
         return None, inbox.waiting().index(current) + 1
 
+    async def rewrite(self, agent_id: str, change: Callable[[InboxItem], InboxItem]) -> int:
+        """Replace each of the agent's inbox items by `change(item)` and write the inbox if one changed (an
+        erase's scrub); returns how many changed.
+
+        Raises:
+            StorageError: the disk refused the write.
+        """
+        inbox = self.inbox(agent_id)
+        items = [change(item) for item in inbox.items]
+        changed = sum(new != old for new, old in zip(items, inbox.items, strict=True))
+        if changed:
+            inbox.items = items
+            await self._save(agent_id)
+        return changed
+
     async def _save(self, agent_id: str) -> None:
         """Write the agent's inbox in a worker thread, one write at a time, so the event loop never waits
         on its fsyncs. Each write takes the items as they are when it runs, so the last one is the newest.
