@@ -197,3 +197,48 @@ def test_with_the_persons_yes_no_file_under_the_data_dir_nor_the_export_holds_a_
         assert f"agents/ann/{place}" in kept, f"the fact beside it is still in {place}"
     assert TEA.encode() in archive_members(archive)["memory/ledger.jsonl"]
     assert (data / "works").is_dir() and any((data / "works").rglob("transcript.jsonl"))
+
+
+def test_a_wake_still_waiting_in_a_busy_peers_inbox_runs_with_the_text_scrubbed(tmp_path: Path) -> None:
+    """The inbox file and the item it will run are scrubbed alike; a message nobody quoted it in stays."""
+    ann = scripted_model(
+        {
+            "match": r"^tell bob (.*)$",
+            "on": "user",
+            "toolCalls": [{"name": "send_to_agent", "arguments": {"agentId": "bob", "message": r"\1"}}],
+        },
+        {"match": r".", "on": "tool", "reply": "sent"},
+        {"match": r".", "reply": "ok"},
+    )
+    bob = scripted_model(
+        {"match": r"^slow$", "on": "user", "reply": "z" * 4000, "chunkChars": 2, "delayMs": 25},
+        {"match": r"(?s)^\[message from agent ann.*?\]\n(.*)$", "on": "wake", "reply": r"got: \1"},
+        {"match": r".", "reply": "ok"},
+    )
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": ann})
+            await host.call("agent.create", {"name": "bob", "settings": bob})
+            ids = await note_both(host, "ann")
+            slow = await host.call("agent.send", {"agentId": "bob", "text": "slow"})
+            await host.wait_for("agent.delta", lambda p: p["runId"] == slow["runId"])
+            await host.idle_turn("ann", f"tell bob {CAT}")
+            await host.idle_turn("ann", f"tell bob {TEA}")
+            inbox = (tmp_path / "agents/bob/inbox.json").read_bytes()
+            assert b"called Miso" in inbox and TEA.encode() in inbox, "both wait while bob is busy"
+            erased = await host.call(
+                "memory.erase", {"agentId": "ann", "recordId": ids[CAT], "scrubConversation": True}
+            )
+            inbox = (tmp_path / "agents/bob/inbox.json").read_bytes()
+            assert b"Miso" not in inbox and TEA.encode() in inbox
+            # ann: two "tell bob" messages and two calls, of which one each quoted it; bob's waiting wake.
+            assert erased["scrubbedMessages"] == 3, erased
+            mark = len(host.events)
+            await host.call("agent.cancel", {"agentId": "bob", "runId": slow["runId"]})
+            got = await host.wait_for("agent.message", lambda p: p["message"]["text"].startswith("got:"), after=mark)
+            assert got["message"]["text"] == "got: [erased]"
+            await host.wait_for("agent.message", lambda p: p["message"]["text"] == f"got: {TEA}", after=mark)
+
+    asyncio.run(main())
+    assert holders(tmp_path, b"Miso") == []
