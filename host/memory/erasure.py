@@ -1,13 +1,13 @@
 """The work of an erase around its record: every copy of the text goes, and nothing of it runs on the loop.
 
 Before the record is appended, the transcripts this memory feeds (their memory tools' replies, and the
-conversation when the person asks) are scrubbed in place, so by the time the fact leaves the index, no
-reply a turn replays still holds it; a pass over what was appended meanwhile runs with the append. After
-it: MEMORY.md is rendered again, the ledger loses the content, the index is replaced by a compacted copy,
-torn tails and views kept aside are scrubbed, a last pass takes what turns appended during all this, and
-only then does a new prompt epoch start, so whatever caches a transcript per epoch reads it scrubbed.
-Every file step runs in the memory's disk worker; the loop only folds, swaps the index in and bumps the
-epoch. An erase cut short by a crash is finished when the memory opens (`leftover`), from the ledger.
+conversation when the person asks) are scrubbed in place, so by the time the fact leaves the index and its
+fold starts a new prompt epoch, no reply a turn replays still holds it; a pass over what was appended
+meanwhile runs with the append. After the fold: MEMORY.md is rendered again, torn tails, views kept aside
+and frozen prompts are scrubbed, a last pass takes what turns appended meanwhile (and starts yet another
+epoch if it found any), then the ledger loses the content and the index is replaced by a compacted copy.
+Every file step runs in the memory's disk worker; the loop folds and swaps the index in. An erase a crash
+cuts short is finished when the memory opens (`leftover`): the ledger still holds the text until the end.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from pathlib import Path
 
 from host.memory.disk import DiskWork
 from host.memory.index import MemoryIndex
+from host.memory.index_queries import IndexQueries
 from host.memory.ledger import DAMAGED_SUFFIX, TORN_SUFFIX, Ledger
 from host.memory.records import Record
 from host.memory.scrub import FilePass, TextScrub, scrub_file, scrub_transcript
 from host.memory.values import ErasureReport
-from host.prompt.cache import bump_epoch
+from host.prompt.cache import CACHE_FILE, bump_epoch
 
 __all__ = ["Copies", "Erasure", "TRANSCRIPT"]
 
@@ -115,17 +116,25 @@ class Erasure:
         self._pass()
 
     async def after(self, refresh_view: Callable[[], Awaitable[None]]) -> None:
-        """Everything after the record has folded: the view, the ledger, the index, debris, the last pass, the epoch."""
-        await refresh_view()  # rendered first, so a pending edit still merges against the ledger it was made on
+        """Everything after the record has folded: the view, every other copy, then the ledger and the index.
+
+        The ledger loses the text last but for the index, so an erase a crash cuts short still finds the text
+        there when the memory opens and takes it out of the copies first.
+        """
+        await refresh_view()  # first: a view it keeps aside (an edit made before the erase) is scrubbed below
+        late = self._passes.derived + self._passes.scrubbed
+        await self._disk(self._last_pass)
+        if self._passes.derived + self._passes.scrubbed != late:
+            # A reply recorded after the fold held the text: whatever a turn kept of it belongs to an old epoch.
+            for place in self._places:
+                bump_epoch(place, "erase")
         doomed = await self._disk(lambda: _erase_from_ledger(self._ledger))
         if doomed:
             logger.info("memory %s: removed the content of %d erased record(s)", self._index.path.parent, doomed)
         with self._index.vectors.held():
             copy = await self._disk(self._compacted_copy)
-            self._index.swap_in(copy)
-        await self._disk(self._last_pass)
-        for place in self._places:
-            bump_epoch(place, "erase")
+            old = self._index.swap_in(copy)
+        await self._disk(lambda: _close(old))
         if self._passes.derived:
             logger.info("memory %s: scrubbed %d memory tool replies", self._index.path.parent, self._passes.derived)
 
@@ -136,13 +145,23 @@ class Erasure:
         )
 
     def _last_pass(self) -> None:
-        memory_dir = self._ledger.path.parent
+        """Debris (torn and damaged ledger lines, views kept aside), the frozen prompts, what turns appended."""
+        if not self.scrub:
+            return
         ledger = self._ledger.path
-        if self.scrub:
-            scrub_file(ledger.with_name(ledger.name + TORN_SUFFIX), self.scrub, torn=True)
-            for path in [ledger.with_name(ledger.name + DAMAGED_SUFFIX), *sorted(memory_dir.glob("MEMORY.md.kept-*"))]:
-                scrub_file(path, self.scrub)
+        scrub_file(ledger.with_name(ledger.name + TORN_SUFFIX), self.scrub, torn=True)
+        copies = [ledger.with_name(ledger.name + DAMAGED_SUFFIX), *sorted(ledger.parent.glob("MEMORY.md.kept-*"))]
+        # A frozen prompt is never used again (the erase moved the memory's epoch mark): scrubbed in place, it
+        # keeps its epoch, so no second writer ever numbers one.
+        copies += [place / CACHE_FILE for place in self._places]
+        for path in copies:
+            scrub_file(path, self.scrub)
         self._pass()
+
+
+def _close(connections: Sequence[IndexQueries]) -> None:
+    for connection in connections:
+        connection.close()
 
 
 def _doomed(ledger: Ledger) -> set[str]:

@@ -33,6 +33,8 @@ DERIVED_TOOLS = frozenset({"memory_note", "memory_recall", "memory_correct", "me
 # line of the requests book a question and an answer).
 _CONVERSATION = ("text", "content", "summary", "error", "data", "question", "answer")
 
+_BLOCK = 1 << 20  # a transcript is read and searched this many bytes at a time
+_RECALL = b'"recall"'  # a context event that may keep recall text stored by earlier versions
 _MIN_CUT = 4  # the shortest start of a text a torn line may end with that is taken out as well
 
 Only = Callable[[dict[str, Any]], bool]
@@ -113,6 +115,18 @@ class TextScrub:
         """`value` with every text replaced by its filler (a message held outside a transcript)."""
         return _replace_all(value, self.texts)
 
+    def candidate_lines(self, data: bytes) -> list[tuple[int, int]]:
+        """The (start, end) of each line of `data` that may hold a text or stored recall text, in order."""
+        spans: set[tuple[int, int]] = set()
+        for needle in (*self._bytes, _RECALL) if self.texts else (_RECALL,):
+            found = data.find(needle)
+            while found >= 0:
+                line_start = data.rfind(b"\n", 0, found) + 1
+                line_end = (data.find(b"\n", found + len(needle)) + 1) or len(data)
+                spans.add((line_start, line_end))
+                found = data.find(needle, line_end)
+        return sorted(spans)
+
     def may_hold(self, data: bytes) -> bool:
         """Whether `data` holds one of the texts in any of the forms a file may keep it (raw or JSON-escaped)."""
         return any(form in data for form in self._bytes)
@@ -177,7 +191,7 @@ class TextScrub:
             (the line, whether a derived copy changed, whether the conversation held a text); the line is the
             same object when nothing changed.
         """
-        if not self.may_hold(line) and not (b'"recall"' in line and b'"context"' in line):
+        if not self.may_hold(line) and not (_RECALL in line and b'"context"' in line):
             return line, False, False
         try:
             event = json.loads(line)
@@ -203,7 +217,8 @@ def scrub_transcript(
     """Scrub every complete line of the transcript at `path` from byte `start` on, in place, then fsync.
 
     The file may be any JSON-lines file of events (a Work timeline, the requests book); `only` limits the
-    pass to some of its events.
+    pass to some of its events. The file is read in blocks searched as bytes, and only the lines that hold a
+    text (or stored recall) are parsed, so a long transcript costs a byte search, not a parse.
 
     Safe beside the transcript's writer: only complete lines are rewritten, each to its own length, and a
     line being appended (no newline yet) is where the pass stops.
@@ -214,20 +229,21 @@ def scrub_transcript(
         return FilePass(start)
     derived = held = scrubbed = 0
     offset = start
+    carry = b""
     try:
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            handle.seek(start)
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    break
+        while block := os.pread(fd, _BLOCK, offset + len(carry)):
+            data = carry + block
+            complete = data.rfind(b"\n") + 1
+            for line_start, line_end in scrub.candidate_lines(data[:complete]):
+                line = data[line_start:line_end]
                 new, changed, holds = scrub.line(line, conversation=conversation, only=only)
                 if new is not line:
-                    os.pwrite(fd, new, offset)
+                    os.pwrite(fd, new, offset + line_start)
                     derived += changed
                     scrubbed += conversation and holds
                 elif holds:
                     held += 1
-                offset += len(line)
+            offset, carry = offset + complete, data[complete:]
         if derived or scrubbed:
             os.fsync(fd)
     finally:

@@ -1,5 +1,5 @@
 """A Work's memory is read in its members' Work runs: an erase there scrubs each member's Work-run transcript
-and starts a new epoch in each member's prompt cache (issue 22.1)."""
+and frozen prompt, and each member's next turn renders its prompt afresh (issue 22.1)."""
 
 from __future__ import annotations
 
@@ -37,9 +37,12 @@ def test_an_erase_of_a_works_memory_leaves_no_members_transcript_or_prompt_cache
         erased = await store.erase(plan.fact.id)
         assert erased.erasure is not None and erased.erasure.held == 2
         for member in members:
-            frozen = load_frozen(member)
-            assert frozen is not None and frozen.segments is None and frozen.reason == "erase"
             assert b"Quintember" not in (member / "prompt-cache.json").read_bytes()
+            frozen = load_frozen(member)
+            assert frozen is not None and frozen.memory_mark != store.epoch_mark, "the erase moved the mark"
+            identity = AgentIdentity(member.name, member.name, "", in_work=True)
+            after = assemble_prompt(member, identity, [], store, "when?")
+            assert "Quintember" not in after.system and KEPT in after.system and after.epoch == frozen.epoch + 1
             events = [json.loads(line) for line in (member / "transcript.jsonl").read_bytes().splitlines()]
             assert events[0]["content"] == f"[erased]\n{KEPT}" and events[1]["text"] == f"It is {PLAN}"
         assert not (works / "w" / "prompt-cache.json").exists(), "the Work itself has no prompt of its own"
