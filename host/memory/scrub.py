@@ -108,9 +108,6 @@ class TextScrub:
     def __bool__(self) -> bool:
         return bool(self.texts)
 
-    def __or__(self, other: TextScrub) -> TextScrub:
-        return TextScrub((*self.texts, *other.texts))
-
     def text(self, value: str) -> str:
         """`value` with every text replaced by its filler (a message held outside a transcript)."""
         return _replace_all(value, self.texts)

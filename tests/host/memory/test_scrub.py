@@ -111,6 +111,12 @@ def test_a_short_text_becomes_stars_and_a_file_that_is_no_transcript_loses_every
     assert scrub_file(torn, TextScrub(["Miso", CAT]))
     assert b"Miso" not in torn.read_bytes() and b"****" in torn.read_bytes()
     assert not scrub_file(torn, TextScrub(["Miso"])) and not scrub_file(tmp_path / "none", TextScrub(["Miso"]))
+    # A torn tail is a write cut short: it may end in the middle of a text, which goes too.
+    torn.write_bytes(b'{"seq":9,"type":"user","text":"hello\n{"seq":10,"type":"user","text":"The user\'s cat is cal\n')
+    assert scrub_file(torn, TextScrub([CAT]), torn=True)
+    cut = b"The user's cat is cal"
+    assert torn.read_bytes().splitlines()[1] == b'{"seq":10,"type":"user","text":"' + b"[erased]".ljust(len(cut))
+    assert torn.read_bytes().splitlines()[0] == b'{"seq":9,"type":"user","text":"hello', "other lines stay"
     assert scrub_transcript(tmp_path / "missing.jsonl", TextScrub(["Miso"]), conversation=True).end == 0
 
 
