@@ -89,6 +89,11 @@ class MemoryReads:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def is_erased(self, record_id: str) -> bool:
+        """Whether the record was erased (its text is gone)."""
+        found = self._index.fact(record_id)
+        return found is not None and found.status == "erased"
+
     def fact(self, record_id: str) -> Fact:
         """The fact record `record_id` as it stands now.
 

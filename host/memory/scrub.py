@@ -14,12 +14,22 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DERIVED_TOOLS", "ERASED", "FilePass", "Only", "TextScrub", "scrub_file", "scrub_transcript"]
+__all__ = [
+    "DERIVED_TOOLS",
+    "ERASED",
+    "FilePass",
+    "Only",
+    "TextScrub",
+    "scrub_file",
+    "scrub_transcript",
+    "without_erased",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +49,23 @@ _MIN_CUT = 4  # the shortest start of a text a torn line may end with that is ta
 
 Only = Callable[[dict[str, Any]], bool]
 """Which events of a file a pass may change (the others are left whole and not counted)."""
+
+
+_RECORD_ID = re.compile(r"\[(m-[0-9a-f]{12})\]")
+
+
+def without_erased(reply: str, erased: Callable[[str], bool]) -> str:
+    """A memory tool's reply with the rest of each line that names an erased record replaced by `[erased]`.
+
+    For a reply recorded after the fact it shows was erased (worked out just before, recorded just after):
+    no erase's pass reaches it any more and its text is no longer known, but the record's id is on its line.
+    """
+    lines = reply.split("\n")
+    for number, line in enumerate(lines):
+        named = next((m for m in _RECORD_ID.finditer(line) if erased(m[1])), None)
+        if named is not None:
+            lines[number] = f"{line[: named.end()]} {ERASED}"
+    return "\n".join(lines)
 
 
 def _filler(length: int) -> str:

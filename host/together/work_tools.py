@@ -46,6 +46,10 @@ class WorkMemories:
             self._stores[work_id] = store
         return store
 
+    def opened(self, work_id: str) -> MemoryStore | None:
+        """The Work's memory if it is open, without opening it."""
+        return self._stores.get(work_id)
+
     def close_work(self, work_id: str) -> None:
         store = self._stores.pop(work_id, None)
         if store is not None:
