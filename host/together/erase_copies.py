@@ -4,7 +4,8 @@ When a person erases a fact and asks for the conversation to be scrubbed too, th
 the agent sent to other agents or got from them: the wakes from it in each receiver's transcript, the inbox
 items from it or waiting for it, and the questions and answers of the requests it asked or was asked (the
 requests book). A peer's own words in its own transcript (what it said in reply, its own tool calls) are its
-conversation and are left. Works are not reached: a Work run never reads an agent's private memory.
+conversation and are left. Works are not reached: a Work run never reads an agent's private memory. A peer
+whose transcript changed starts a new prompt epoch, so nothing it kept of its transcript outlives the scrub.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from host.memory.scrub import TextScrub, scrub_transcript
+from host.prompt.cache import bump_epoch
 from host.store.agents import AgentStore
 from host.together.delivery import Deliveries
 from host.together.inbox import InboxItem
@@ -47,6 +49,9 @@ class ConversationCopies:
             found = await asyncio.to_thread(
                 scrub_transcript, path, scrub, conversation=True, only=lambda e: _wake_from(e, agent_id)
             )
+            if found.scrubbed:
+                # Lines changed in place: whatever the peer kept of its transcript belongs to an old epoch now.
+                bump_epoch(peer.directory, "erase")
             scrubbed += found.scrubbed
         for peer in self._store.list():
             mine = peer.agent_id == agent_id

@@ -183,6 +183,8 @@ def test_with_the_persons_yes_no_file_under_the_data_dir_nor_the_export_holds_a_
             assert quoted["text"] == "You told me: [erased]"
             question = next(e for e in transcript(data, "bob") if e["type"] == "wake")
             assert question["text"] == "Did you know? [erased]" and question["fromAgent"] == "ann"
+            cache = json.loads((data / "agents/bob/prompt-cache.json").read_text(encoding="utf-8"))
+            assert cache["reason"] == "erase", "bob's next turn reads its changed transcript afresh"
             await host.idle_turn("ann", "recall cat")
             await host.call("agent.export", {"agentId": "ann", "path": str(archive)})
             assert (await host.call("memory.verify", {"agentId": "ann"}))["ok"]
