@@ -42,6 +42,7 @@ class MemoryCommand:
     reason: str | None = None
     as_json: bool = False
     out: str | None = None
+    scrub_conversation: bool = False
 
 
 def record_row(record: dict[str, Any]) -> tuple[str, ...]:
@@ -88,11 +89,17 @@ async def _write(peer: JsonRpcPeer, command: MemoryCommand, agent_id: str) -> in
         label = command.action
         if command.reason:
             params["reason"] = command.reason
+        if command.scrub_conversation:
+            params["scrubConversation"] = True
     result = await peer.request(method, params)
     if command.as_json:
         print_json(result)
-    else:
-        print(f"{label}: {result['outcome']}")
+        return 0
+    print(f"{label}: {result['outcome']}")
+    if result.get("scrubbedMessages"):
+        print(f"scrubbed from {result['scrubbedMessages']} message(s) of the conversation")
+    if result.get("heldInConversation"):
+        print(f"{result['heldInConversation']} message(s) of the conversation still hold the text (left as they are)")
     return 0
 
 

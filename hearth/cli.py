@@ -132,6 +132,7 @@ def _memory(args: argparse.Namespace) -> int:
             reason=getattr(args, "reason", None),
             as_json=getattr(args, "as_json", False),
             out=getattr(args, "out", None),
+            scrub_conversation=getattr(args, "scrub_conversation", False),
         )
     )
 
@@ -275,6 +276,12 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         with_id = action(name, help_text)
         with_id.add_argument("record_id")
         with_id.add_argument("--reason")
+        if name == "erase":
+            with_id.add_argument(
+                "--scrub-conversation",
+                action="store_true",
+                help="also scrub the text from the conversation's own messages (marked [erased])",
+            )
 
 
 def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -25,7 +25,7 @@ from host.errors import HostError
 from host.idle import wait_until_idle
 from host.listener import SocketListener
 from host.lock import HostLock
-from host.memory import MemoryEvent, MemoryHub, watch_memory_views
+from host.memory import MemoryEvent, MemoryHub, MemoryStore, watch_memory_views
 from host.recovery import recover_data_dir
 from host.rpc.agent_dir import register_agent_dir_methods
 from host.rpc.agents import register_agent_methods
@@ -44,7 +44,7 @@ from host.runs.kernel_prefix import PrefixLink
 from host.runs.mcp_board import McpBoard
 from host.runs.mcp_config import check_mcp_servers
 from host.runs.memory_service import MemoryService
-from host.runs.scheduler import RunManager, RunOrigin
+from host.runs.scheduler import Run, RunManager, RunOrigin
 from host.runs.turns import TurnPlanner
 from host.runs.warmup import ModelWarmup
 from host.signals import stop_on_signals
@@ -90,7 +90,11 @@ class HostServer:
             ),
         )
         self.secrets = SecretStore(config.data_dir)
-        self.hub = MemoryHub(config.data_dir, on_event=self._memory_event)
+        self.hub = MemoryHub(
+            config.data_dir,
+            on_event=self._memory_event,
+            copies=lambda agent_id, scrub: self.together.copies.scrub(agent_id, scrub),
+        )
         self.planner = TurnPlanner(
             self.store,
             self.secrets,
@@ -106,7 +110,7 @@ class HostServer:
             self.kernel_turns,
             self.notify,
             lambda agent, run_id: self.together.prepare(agent, run_id),
-            KernelEvents(lambda run: self.together.transcript_of(run), self.notify).record,
+            KernelEvents(lambda run: self.together.transcript_of(run), self.notify, self._memory_of).record,
             max_concurrent=self.settings.current.max_concurrent_runs,
             on_status=self._agent_changed,
             transcripts=lambda run: self.together.transcript_of(run),
@@ -176,6 +180,12 @@ class HostServer:
         if conn.answers_approvals:
             for question in self.approvals.pending():
                 await self.connections.notify_one(conn, "agent.tool", question)
+
+    def _memory_of(self, run: Run) -> MemoryStore | None:
+        """The memory a run's memory tools use, if it is open (a Work run's is its Work's)."""
+        if run.origin.work_id is not None:
+            return self.together.work_memories.opened(run.origin.work_id)
+        return self.hub.opened(run.agent_id)
 
     def stop(self) -> None:
         """Stop as `shutdown` does (what SIGTERM and SIGINT do)."""

@@ -27,18 +27,29 @@ def _steady(field: Input) -> Input:
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """A yes/no question; `y` confirms, `n` or escape cancels."""
+    """A yes/no question; `y` confirms, `n` or escape cancels. An `option` is a switch beside it (`s` turns it);
+    the caller reads `option_on` once the question is answered."""
 
-    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+        Binding("s", "toggle_option", "Option", show=False),
+    ]
 
-    def __init__(self, question: str, yes: str = "Yes") -> None:
+    def __init__(self, question: str, yes: str = "Yes", option: str | None = None) -> None:
         super().__init__(classes="dialog")
         self._question = question
         self._yes = yes
+        self._option = option
+        self.option_on = False
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box"):
             yield Label(self._question, classes="dialog-question")
+            if self._option is not None:
+                with Horizontal(classes="switch-row"):
+                    yield Switch(False, id="option")
+                    yield Label(f"{self._option} (s)")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self._yes} (y)", variant="error", id="yes")
                 yield Button("Cancel (n)", id="no")
@@ -48,6 +59,14 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        self.option_on = event.value
+
+    def action_toggle_option(self) -> None:
+        if self._option is not None:
+            switch = self.query_one("#option", Switch)
+            switch.value = not switch.value
 
 
 class TextDialog(ModalScreen[str | None]):

@@ -140,6 +140,11 @@ class MemoryView(Vertical):
             self.notify(exc.message, severity="error", title="memory")
             return
         self.notify(f"{done}: {result.get('outcome', 'done')}", title="memory")
+        if result.get("scrubbedMessages"):
+            self.notify(f"scrubbed from {result['scrubbedMessages']} message(s) of the conversation", title="memory")
+        if result.get("heldInConversation"):
+            held = result["heldInConversation"]
+            self.notify(f"{held} message(s) of the conversation still hold the text", title="memory")
         self.refresh_facts()
 
     def action_review(self, decision: str) -> None:
@@ -175,10 +180,17 @@ class MemoryView(Vertical):
 
     def action_erase(self) -> None:
         record_id = self.selected()
-        if record_id is not None:
-            text = self.records.get(record_id, {}).get("text") or record_id
-            question = f"Erase “{text}” for good? Its text is removed everywhere and cannot come back."
-            self._confirmed(question, "Erase", "memory.erase", record_id, "erased")
+        if record_id is None:
+            return
+        text = self.records.get(record_id, {}).get("text") or record_id
+        question = f"Erase “{text}” for good? Its text is removed everywhere and cannot come back."
+        dialog = ConfirmDialog(question, "Erase", option="also from the conversation's messages")
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.act("memory.erase", {"recordId": record_id, "scrubConversation": dialog.option_on}, "erased")
+
+        self.app.push_screen(dialog, answered)
 
     def action_note(self) -> None:
         def noted(text: str | None) -> None:

@@ -1,9 +1,9 @@
-"""Keeping the derived index in step with the ledger: catch up from a checkpoint, rebuild, finish erases.
+"""Keeping the derived index in step with the ledger: catch up from a checkpoint, or rebuild.
 
 The index's `meta` holds a checkpoint (ledger byte offset, head seq and hash, epoch mark). Opening folds
 only the records after it, so opening costs the same however long the history is; a checkpoint that does
-not match the ledger (a deleted, stale or foreign index) means a rebuild from the whole ledger. An erase
-that a crash interrupted is finished here: its content leaves the ledger and the index before any read.
+not match the ledger (a deleted, stale or foreign index) means a rebuild from the whole ledger. Both say
+when an erase is to be finished (`host.memory.erasure`), before any read.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from host.memory.fold import MemoryState, fold
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger
 
-__all__ = ["set_checkpoint", "catch_up", "rebuild", "finish_erasures"]
+__all__ = ["set_checkpoint", "catch_up", "rebuild"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,16 +70,3 @@ def rebuild(ledger: Ledger, index: MemoryIndex) -> bool:
         set_checkpoint(ledger, index, state.epoch_mark)
     logger.info("memory index %s rebuilt from %d ledger records", index.path, state.last_seq)
     return saw_erase
-
-
-def finish_erasures(ledger: Ledger, index: MemoryIndex) -> None:
-    """Make sure no content named by any erase record is left in the ledger or in the index's free pages."""
-    doomed: set[str] = set()
-    for record in ledger.records():
-        if record.op == "erase":
-            doomed.update(record.targets, record.scrubbed)
-    if any(record.id in doomed and record.content() for record in ledger.records()):
-        ledger.rewrite(lambda r: r.without_content() if r.id in doomed else r)
-        with index.transaction():
-            set_checkpoint(ledger, index, int(index.meta("epoch_mark") or 0))
-    index.purge()

@@ -56,6 +56,10 @@ class EpisodeContexts:
         self._db = db
         self._facts = facts
 
+    def reconnect(self, db: sqlite3.Connection) -> None:
+        """Use `db` from now on (the index file was replaced)."""
+        self._db = db
+
     def _side(self, episode: str, seq: int, before: bool) -> list[Fact]:
         """Facts of the episode next to `seq` on one side, nearest first, until 2 x NEIGHBOURS standing ones."""
         order, compare = ("DESC", "<") if before else ("ASC", ">")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from host.memory.erasure import Copies
 from host.memory.errors import UnknownAgentError
 from host.memory.store import MemoryStore
 from host.memory.values import EventSink
@@ -25,16 +26,23 @@ class MemoryHub:
     """Open memories of the agents under `<data_dir>/agents/`."""
 
     def __init__(
-        self, data_dir: Path, *, on_event: EventSink | None = None, clock: Callable[[], datetime] | None = None
+        self,
+        data_dir: Path,
+        *,
+        on_event: EventSink | None = None,
+        clock: Callable[[], datetime] | None = None,
+        copies: Copies | None = None,
     ) -> None:
         """Args:
         data_dir: the host's data directory.
         on_event: receives every `MemoryEvent` (the host turns them into memory.changed / memory.proposed).
         clock: the time source (tests pass a fake one).
+        copies: scrubs an agent's messages kept outside its directory, for an erase's conversation scrub.
         """
         self.agents_dir = data_dir / "agents"
         self._on_event = on_event
         self._clock = clock
+        self._copies = copies
         self._stores: dict[str, MemoryStore] = {}
 
     def agent_dir(self, agent_id: str) -> Path:
@@ -56,7 +64,13 @@ class MemoryHub:
         """
         store = self._stores.get(agent_id)
         if store is None:
-            store = MemoryStore(self.agent_dir(agent_id), agent_id=agent_id, on_event=self._on_event, clock=self._clock)
+            store = MemoryStore(
+                self.agent_dir(agent_id),
+                agent_id=agent_id,
+                on_event=self._on_event,
+                clock=self._clock,
+                copies=self._copies,
+            )
             self._stores[agent_id] = store
         return store
 

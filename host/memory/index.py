@@ -3,21 +3,26 @@
 Everything here is rebuilt from the ledger when missing, corrupt or out of step (deleting the file loses
 nothing). `meta` remembers how far into the ledger it has folded (byte offset, seq, hash), so opening and
 every turn cost the same however long the history is. Secure delete is on, so a purged row's bytes are
-zeroed, and `purge` merges the FTS segments and vacuums, leaving no copy of erased text in free pages.
+zeroed. After an erase, `compacted_copy` builds (on a connection of its own, in a worker thread, while this
+one keeps answering) a copy with the FTS segments merged and no free pages, and `swap_in` puts it in place
+on the index's own thread, so no copy of erased text is left in the file and no reader waits for a vacuum.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from host.memory.embedder import Embedder, default_embedder
 from host.memory.episodes import EpisodeContexts, episode_of
-from host.memory.fold import FACT_FIELDS, TIER_RANK, Effect, Fact, valid_at
+from host.memory.fold import TIER_RANK, Effect, Fact
+from host.memory.index_queries import FACT_COLUMNS, IndexQueries
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
 from host.memory.speakers import speaker_of
@@ -32,7 +37,6 @@ SCHEMA_VERSION = "5"
 DEFAULT_EMBEDDER = "default"
 """`MemoryIndex(embedder=...)` default: the process-wide embedder (`default_embedder()`)."""
 
-_FACT_COLUMNS = FACT_FIELDS
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -54,26 +58,17 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_
 {VECTOR_SCHEMA}
 """
 
-_VALID = "(valid_from IS NULL OR valid_from <= :t) AND (valid_until IS NULL OR :t < valid_until)"
-_STANDS_NOW = "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL"
-_STANDING = f"status = 'live' AND trust = 'confirmed' AND text IS NOT NULL AND {_VALID}"
-
-
-def _row_to_fact(row: Sequence[Any]) -> Fact:
-    values = dict(zip(_FACT_COLUMNS, row, strict=False))
-    values["conflicts_with"] = tuple(filter(None, (values["conflicts_with"] or "").split(",")))
-    return Fact(**values)
-
 
 def _fact_to_row(fact: Fact) -> tuple[Any, ...]:
-    values = [getattr(fact, name) for name in _FACT_COLUMNS]
-    values[_FACT_COLUMNS.index("conflicts_with")] = ",".join(fact.conflicts_with) or None
+    values = [getattr(fact, name) for name in FACT_COLUMNS]
+    values[FACT_COLUMNS.index("conflicts_with")] = ",".join(fact.conflicts_with) or None
     speaker = speaker_of(fact.text) if fact.tier == "log" else None
     return (*values, TIER_RANK.get(fact.tier, 9), episode_of(fact), speaker)
 
 
-class MemoryIndex:
-    """One connection to one agent's index. Callers serialise writes (the store's lock)."""
+class MemoryIndex(IndexQueries):
+    """One connection to one agent's index (its queries and its writes), and a second one for the memory's disk
+    worker (`reader`). Callers serialise writes (the store's lock)."""
 
     def __init__(
         self, path: Path, *, embedder: Embedder | str | None = DEFAULT_EMBEDDER, meaning_context: bool = True
@@ -81,7 +76,10 @@ class MemoryIndex:
         """Open (or create) the index at `path`; `embedder` None means full-text recall only, and
         `meaning_context` False embeds each log entry alone (see `vectors.py`; benchmarks' ablation)."""
         self.path = path
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            stale.unlink()  # a compacted copy an erase never put in place
         self._db = self._connect()
+        self._reader: IndexQueries | None = None
         self._episodes = EpisodeContexts(self._db, self._facts)
         chosen = default_embedder() if isinstance(embedder, str) else embedder
         worker = worker_for(chosen) if chosen is not None else None
@@ -90,7 +88,9 @@ class MemoryIndex:
 
     def _connect(self) -> sqlite3.Connection:
         for attempt in (1, 2):
-            db = sqlite3.connect(self.path, isolation_level=None)
+            # Used on the index's thread only, but closed in a worker after an erase's swap (a large file's
+            # connection takes a while to close).
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             try:
                 db.execute("PRAGMA secure_delete = ON")
                 db.execute("PRAGMA journal_mode = DELETE")
@@ -115,6 +115,18 @@ class MemoryIndex:
     def close(self) -> None:
         self.vectors.close()
         self._db.close()
+        if self._reader is not None:
+            self._reader.close()
+
+    def reader(self) -> IndexQueries:
+        """The queries on a second connection, for the memory's disk worker (one call at a time; it opens on
+        first use, in the thread that asks). Nothing may write the index meanwhile: callers hold its writers
+        off (the store's lock) and its computed vectors (`vectors.held`), so neither waits on the other."""
+        if self._reader is None:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA query_only = ON")
+            self._reader = IndexQueries(db)
+        return self._reader
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -125,10 +137,6 @@ class MemoryIndex:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-
-    def meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
 
     def set_meta(self, **values: str | int) -> None:
         self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in values.items()])
@@ -141,10 +149,6 @@ class MemoryIndex:
             self._db.execute("DELETE FROM fts")
             self.vectors.forget_all()
             self._db.execute("DELETE FROM meta WHERE k NOT IN ('schema', 'vector_model')")
-
-    def fact(self, record_id: str) -> Fact | None:
-        row = self._db.execute(f"SELECT {', '.join(_FACT_COLUMNS)} FROM facts WHERE id = ?", (record_id,)).fetchone()
-        return None if row is None else _row_to_fact(row)
 
     def apply(self, record: Record, effect: Effect) -> None:
         """Write one record's effect (inside the caller's transaction)."""
@@ -171,8 +175,8 @@ class MemoryIndex:
     def put_facts(self, facts: Iterable[Fact], *, new_seq: int | None = None) -> None:
         """Insert or replace facts; a fact is new to the search index when its seq is `new_seq` (or always)."""
         facts = list(facts)
-        columns = ", ".join([*_FACT_COLUMNS, "tier_rank", "episode", "speaker"])
-        marks = ", ".join("?" * (len(_FACT_COLUMNS) + 3))
+        columns = ", ".join([*FACT_COLUMNS, "tier_rank", "episode", "speaker"])
+        marks = ", ".join("?" * (len(FACT_COLUMNS) + 3))
         for fact in facts:
             self._db.execute(f"INSERT OR REPLACE INTO facts({columns}) VALUES ({marks})", _fact_to_row(fact))
             if (new_seq is None or fact.seq == new_seq) and fact.text is not None:
@@ -189,161 +193,49 @@ class MemoryIndex:
         """Merge the FTS segments into one, so a lookup probes one b-tree (run after bulk writes)."""
         self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
 
-    def purge(self) -> None:
-        """Leave no trace of deleted rows: merge the FTS segments, then rebuild the file without free pages."""
-        self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        self._db.execute("DELETE FROM meta WHERE k = 'erase_pending'")
-        self._db.execute("VACUUM")
+    def compacted_copy(self, **checkpoint: str | int) -> Path:
+        """A copy of the index with no trace of deleted rows: FTS segments merged, no free pages, `checkpoint`
+        set in its meta and the erase no longer pending.
 
-    def tombstone(self, sig: str) -> str | None:
-        """The id of the record whose tombstone covers `sig`, if any."""
-        row = self._db.execute("SELECT record_id FROM tombstones WHERE sig = ?", (sig,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _facts(self, where: str, params: dict[str, Any] | Sequence[Any] = (), tail: str = "") -> list[Fact]:
-        sql = f"SELECT {', '.join(_FACT_COLUMNS)} FROM facts WHERE {where} {tail}"
-        return [_row_to_fact(row) for row in self._db.execute(sql, params)]
-
-    def live_with_sig(self, sig: str) -> list[Fact]:
-        """Live, not rejected facts with this content signature (duplicate check)."""
-        return self._facts("sig = ? AND status = 'live' AND trust != 'rejected'", (sig,), "ORDER BY seq")
-
-    def with_sig(self, sig: str) -> list[Fact]:
-        return self._facts("sig = ? AND status != 'erased'", (sig,), "ORDER BY seq")
-
-    def standing_for_key(self, key: str, instant: str) -> list[Fact]:
-        return self._facts(f"key = :k AND {_STANDING}", {"k": key, "t": instant}, "ORDER BY seq")
-
-    def newest_candidates(self, tier: str, instant: str, limit: int) -> list[Fact]:
-        """The newest facts of one tier that may stand at `instant`, at most `limit`."""
-        params = {"r": TIER_RANK.get(tier, 9), "t": instant}
-        return self._facts(f"{_STANDING} AND tier_rank = :r", params, f"ORDER BY seq DESC LIMIT {int(limit)}")
-
-    def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
-        """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""
-        return self._facts(f"key IS NOT NULL AND {_STANDING}", {"t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")
-
-    def candidates_for_keys(self, keys: Iterable[str], instant: str) -> list[Fact]:
-        """Every fact of these keys that may stand at `instant`."""
-        wanted = sorted(keys)
-        if not wanted:
-            return []
-        params: dict[str, Any] = {"t": instant} | {f"k{n}": key for n, key in enumerate(wanted)}
-        marks = ", ".join(f":k{n}" for n in range(len(wanted)))
-        return self._facts(f"key IN ({marks}) AND {_STANDING}", params, "ORDER BY seq")
-
-    def candidate_counts(self, instant: str) -> dict[str, int]:
-        """How many facts may stand at `instant`, per tier (read from the covering index alone)."""
-        sql = (
-            "SELECT tier_rank, count(*) FROM facts WHERE status = 'live' AND trust = 'confirmed' "
-            f"AND {_VALID} GROUP BY tier_rank"
-        )
-        names = {rank: tier for tier, rank in TIER_RANK.items()}
-        return {names.get(rank, "note"): int(n) for rank, n in self._db.execute(sql, {"t": instant})}
-
-    def newest_proposed(self, limit: int) -> tuple[list[Fact], int]:
-        """The newest facts waiting for review, at most `limit`, and how many there are."""
-        where = "status = 'live' AND trust = 'proposed'"
-        total = int(self._db.execute(f"SELECT count(*) FROM facts WHERE {where}").fetchone()[0])
-        return self._facts(where, (), f"ORDER BY seq DESC LIMIT {int(limit)}"), total
-
-    def candidates(self, instant: str) -> list[Fact]:
-        """Every fact that may stand at `instant` (confirmed, live, valid then)."""
-        return self._facts(_STANDING, {"t": instant}, "ORDER BY seq")
-
-    def by_state(self, *, status: str | None = None, trust: str | None = None) -> list[Fact]:
-        clauses = ["status != 'erased'"]
-        params: list[Any] = []
-        if status is not None:
-            clauses.append("status = ?")
-            params.append(status)
-        if trust is not None:
-            clauses.append("trust = ?")
-            params.append(trust)
-        return self._facts(" AND ".join(clauses), params, "ORDER BY seq")
-
-    def added_since(self, seq: int, instant: str, limit: int) -> tuple[list[Fact], int]:
-        """Standing facts written after `seq`, newest first, at most `limit`, and how many there are."""
-        params = {"s": seq, "t": instant}
-        # The seq range drives the scan (the status columns are kept out of index choice with a unary +),
-        # so the cost follows what was added since the freeze, not the size of memory.
-        where = f"seq > :s AND +status = 'live' AND +trust = 'confirmed' AND text IS NOT NULL AND {_VALID}"
-        total = self._db.execute(f"SELECT count(*) FROM facts WHERE {where}", params).fetchone()[0]
-        if not total:
-            return [], 0
-        return self._facts(where, params, f"ORDER BY seq DESC LIMIT {int(limit)}"), int(total)
-
-    def speakers_among(self, names: Sequence[str]) -> set[str]:
-        """Those of `names` that begin a standing log entry as its speaker ("Name: ...")."""
-        sql = f"SELECT EXISTS(SELECT 1 FROM facts WHERE speaker = ? AND {_STANDS_NOW})"
-        return {name for name in names if self._db.execute(sql, (name,)).fetchone()[0]}
-
-    def document_frequencies(self, words: Sequence[str], cap: int) -> list[int]:
-        """How many indexed facts hold each word, counted no higher than `cap` + 1 (so the cost is bounded)."""
-        counts = []
-        for word in words:
-            phrase = '"' + word.replace('"', '""') + '"'
-            sql = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
-            counts.append(int(self._db.execute(sql, (phrase, cap + 1)).fetchone()[0]))
-        return counts
-
-    def search(
-        self,
-        expression: str,
-        *,
-        limit: int,
-        statuses: Sequence[str],
-        instant: str | None,
-        newest_first: bool = False,
-        exclude_ids: Sequence[str] = (),
-        context_weight: float = 0.3,
-    ) -> list[tuple[Fact, float]]:
-        """Confirmed facts matching an FTS5 expression with their BM25 score (lower is better), best first.
-
-        The full-text index ranks first and only its best rows are looked up among the facts, widening the
-        window when too many of them are filtered out. With `newest_first` the newest matches come newest
-        first, unscored (0.0): BM25 reads every match of each word to weigh it, which this mode avoids.
-        `context_weight` is the BM25 weight of a log entry's neighbours' words against its own (1.0).
+        Runs on connections of its own (safe in a worker thread while this one reads; nothing may write the
+        index until `swap_in`). The copy is a private temporary beside the index, removed if this fails.
         """
-        order = "rowid DESC" if newest_first else "score"
-        score = "0.0" if newest_first else f"bm25(fts, 1.0, {float(context_weight)})"
-        skip = ""
-        if exclude_ids:
-            skip = f"AND rowid NOT IN (SELECT seq FROM facts WHERE id IN ({', '.join('?' * len(exclude_ids))}))"
-        ranked_sql = f"SELECT rowid, {score} AS score FROM fts WHERE fts MATCH ? {skip} ORDER BY {order} LIMIT ?"
-        window = limit * 2
-        while True:
-            ranked = self._db.execute(ranked_sql, (expression, *exclude_ids, window)).fetchall()
-            facts = {fact.seq: fact for fact in self._facts_by_seq([seq for seq, _ in ranked])}
-            found = [
-                (fact, float(value))
-                for seq, value in ranked
-                if (fact := facts.get(seq)) is not None
-                and fact.status in statuses
-                and fact.trust == "confirmed"
-                and fact.text is not None
-                and (instant is None or valid_at(fact, instant))
-            ]
-            if len(found) >= limit or len(ranked) < window:
-                return found[:limit]
-            window *= 4
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        try:
+            source = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                source.execute("VACUUM INTO ?", (name,))  # a consistent snapshot, read under a shared lock
+            finally:
+                source.close()
+            copy = sqlite3.connect(name, isolation_level=None)
+            try:
+                copy.execute("PRAGMA secure_delete = ON")
+                copy.execute("PRAGMA synchronous = OFF")
+                copy.execute("BEGIN IMMEDIATE")
+                copy.executemany(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in checkpoint.items()]
+                )
+                copy.execute("DELETE FROM meta WHERE k = 'erase_pending'")
+                copy.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+                copy.execute("COMMIT")
+                copy.execute("VACUUM")
+            finally:
+                copy.close()
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+        return Path(name)
 
-    def _facts_by_seq(self, seqs: Sequence[int]) -> list[Fact]:
-        if not seqs:
-            return []
-        return self._facts(f"seq IN ({', '.join('?' * len(seqs))})", list(seqs))
+    def swap_in(self, copy: Path) -> list[IndexQueries]:
+        """Make `copy` (from `compacted_copy`) the index: renamed over the file, then this connection reopened.
 
-    def facts_by_seq(self, seqs: Sequence[int]) -> list[Fact]:
-        """The facts with these seqs (any status), in no particular order."""
-        found: list[Fact] = []
-        for start in range(0, len(seqs), 500):
-            found += self._facts_by_seq(seqs[start : start + 500])
-        return found
-
-    def valid_in(self, start: str, end: str, limit: int = 5000) -> list[int]:
-        """The seqs of standing facts whose valid time begins in [start, end), newest first, at most `limit`."""
-        sql = (
-            "SELECT seq FROM facts WHERE status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
-            f"AND valid_from >= ? AND valid_from < ? ORDER BY valid_from DESC LIMIT {int(limit)}"
-        )
-        return [row[0] for row in self._db.execute(sql, (start, end))]
+        Returns:
+            The old connections, for the caller to close (in a worker: nothing uses them any more).
+        """
+        os.replace(copy, self.path)
+        old = [IndexQueries(self._db), *([self._reader] if self._reader is not None else [])]
+        self._db, self._reader = self._connect(), None
+        self._episodes.reconnect(self._db)
+        self.vectors.reconnect(self._db)
+        return old

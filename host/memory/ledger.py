@@ -7,7 +7,10 @@ fails (a full disk) is cut back off, so the next one never follows a fragment. O
 last line (a write cut short, never acknowledged) is moved to `ledger.jsonl.torn`, and a complete last line
 that does not parse (damage) to `ledger.jsonl.damaged`, which `verify` names until a person deals with it.
 `verify` reads only what was committed when it began, so a concurrent append never looks like damage. The
-only rewrite is erase's: the same records with some content removed, written atomically, mode 0600.
+only rewrite is erase's: the same records with some content removed, written atomically, mode 0600; it and
+the erase's searches read lines as bytes and parse only the lines they need, in the writer's worker thread.
+From the moment an erase folds (`hide`) until that rewrite, readers are given those records without their
+content, so no reader sees an erased fact's text after the index has dropped it.
 """
 
 from __future__ import annotations
@@ -16,23 +19,32 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+import re
+import tempfile
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from host.memory.errors import LedgerWriteError, MemoryLockedError
 from host.memory.records import GENESIS, Record, canonical_json, chain_hash, commitment, content_signature, seal
-from host.store.atomic import write_bytes_atomic
+from host.store.durable import fsync_dir, storage_errors, write_all
 
 __all__ = ["Ledger", "Appended", "VerifyReport", "verify_records", "TORN_SUFFIX", "DAMAGED_SUFFIX"]
 
 logger = logging.getLogger(__name__)
 
 _TAIL_CHUNK = 64 * 1024
+_BLOCK = 1 << 20
 TORN_SUFFIX = ".torn"
 """Bytes of a last line cut short (never acknowledged) go to `ledger.jsonl.torn`."""
 DAMAGED_SUFFIX = ".damaged"
 """A complete last line that does not parse goes to `ledger.jsonl.damaged`; `verify` names it."""
+
+# A record's own id in its canonical line: keys are sorted, no key before "id" holds one, and a quote inside
+# a value is escaped, so each line has exactly one match.
+_OWN_ID = re.compile(rb'"id":"([^"\\]+)"')
+_ERASE_OP = b'"op":"erase"'
+_FEW_IDS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +92,7 @@ class Ledger:
             stale.unlink()  # an erase rewrite that never reached its rename (it may hold erased text)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         self._committed = self.size
+        self._hidden: frozenset[str] = frozenset()
         self.head_seq, self.head_hash = self._repair_and_find_head()
 
     @property
@@ -187,6 +200,13 @@ class Ledger:
         if appended.records:
             self.head_seq, self.head_hash = appended.records[-1].seq, appended.records[-1].hash
 
+    def hide(self, ids: Collection[str]) -> None:
+        """From now on, readers get the records with these ids without their content (an erase has folded)."""
+        self._hidden = self._hidden | frozenset(ids)
+
+    def _shown(self, record: Record) -> Record:
+        return record.without_content() if record.id in self._hidden else record
+
     def _cut_back(self, start: int) -> None:
         try:
             os.ftruncate(self._fd, start)
@@ -206,7 +226,7 @@ class Ledger:
                 if not line.endswith(b"\n") or position > end:
                     break
                 try:
-                    yield position, Record.from_json(json.loads(line))
+                    yield position, self._shown(Record.from_json(json.loads(line)))
                 except ValueError:
                     logger.warning("ledger %s: skipped an unreadable line ending at byte %d", self.path, position)
 
@@ -215,22 +235,98 @@ class Ledger:
         for _, record in self.read():
             yield record
 
-    def rewrite(self, transform: Callable[[Record], Record]) -> None:
-        """Replace the ledger by the same records passed through `transform` (erase only), atomically.
+    def _parsed(self, lines: Iterable[bytes]) -> Iterator[Record]:
+        for line in lines:
+            try:
+                yield Record.from_json(json.loads(line))
+            except ValueError:
+                continue  # `read` logs unreadable lines; an erase's search only skips them
 
-        The new file is private (0600) like the one it replaces.
+    def _stored(self) -> bytes:
+        """Every complete acknowledged line as it is on disk (erased content not hidden: the erase's own reads)."""
+        return b"".join(block for _, block in self._blocks())
+
+    def _blocks(self) -> Iterator[tuple[int, bytes]]:
+        """The acknowledged lines as stored, in blocks of whole lines about `_BLOCK` long, with their offsets.
+
+        An erase's searches go block by block, so no single step holds the interpreter for the whole ledger
+        (the event loop's thread waits for it otherwise).
         """
-        data = b"".join(_encode(transform(record)) for record in self.records())
-        write_bytes_atomic(self.path, data, mode=0o600)
-        os.close(self._fd)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
-        self._committed = len(data)
+        end = self._committed  # an append in progress is not read, even where it is complete on disk
+        with open(self.path, "rb") as handle:
+            offset, carry = 0, b""
+            while offset + len(carry) < end and (chunk := handle.read(min(_BLOCK, end - offset - len(carry)))):
+                data = carry + chunk
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    yield offset, data[:cut]
+                offset, carry = offset + cut, data[cut:]
+
+    def mentioning(self, needles: Collection[str]) -> list[Record]:
+        """The readable records whose line holds one of `needles` (ids, signatures), as stored: the bytes are
+        searched and only the lines found are parsed."""
+        found: list[Record] = []
+        for _, block in self._blocks():
+            spans = sorted({span for needle in needles for span in _lines_holding(block, needle.encode())})
+            found += self._parsed(block[start:end] for start, end in spans)
+        return found
+
+    def erase_records(self) -> list[Record]:
+        """Every erase record."""
+        found: list[Record] = []
+        for _, block in self._blocks():
+            found += self._parsed(block[start:end] for start, end in _lines_holding(block, _ERASE_OP))
+        return found
+
+    def with_ids(self, ids: Collection[str]) -> list[Record]:
+        """The readable records with one of these ids, as stored (found by their own id: the cost follows the
+        ledger's length, not the number of ids)."""
+        found: list[Record] = []
+        for _, block in self._blocks():
+            found += (r for r in self._parsed(block[a:b] for a, b in _own_lines(block, ids)) if r.id in ids)
+        return found
+
+    def _without_content(self, data: bytes, ids: Collection[str]) -> tuple[list[bytes], int]:
+        """`data` (whole lines) as pieces, with the lines of these records re-encoded without their content,
+        and how many lines changed."""
+        pieces: list[bytes] = []
+        position = changed = 0
+        for start, end in _own_lines(data, ids):
+            record = next(self._parsed([data[start:end]]), None)
+            if record is not None and record.content():
+                pieces += [data[position:start], _encode(record.without_content())]
+                position, changed = end, changed + 1
+        return ([*pieces, data[position:]] if changed else [data]), changed
+
+    def erase_content(self, doomed: Collection[str]) -> int:
+        """Replace the ledger by the same lines with the content of the `doomed` records removed (erase only).
+
+        Every other line is copied as it is; the new file is written atomically and is private (0600) like the
+        one it replaces. Readers that opened the old file read it to its end.
+
+        Returns:
+            How many records lost their content (0: nothing was left, and nothing was written).
+        """
+        pieces: list[bytes] = []
+        changed = 0
+        for _, block in self._blocks():
+            kept, count = self._without_content(block, doomed)
+            pieces += kept
+            changed += count
+        if not changed:
+            return 0
+        _replace_file(self.path, pieces)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND, 0o600)
+        old, self._fd = self._fd, fd  # never an unset descriptor, for a reader asking for the size meanwhile
+        os.close(old)
+        self._committed = sum(len(piece) for piece in pieces)
+        return changed
 
     def committed_bytes(self) -> bytes:
-        """The ledger as acknowledged so far: every complete record line, nothing of an append in progress."""
-        with open(self.path, "rb") as handle:
-            data = handle.read(self._committed)
-        return data[: data.rfind(b"\n") + 1]
+        """The ledger as acknowledged so far: every complete record line, nothing of an append in progress,
+        and no content of a record an erase has hidden."""
+        data, hidden = self._stored(), self._hidden
+        return b"".join(self._without_content(data, hidden)[0]) if hidden else data
 
     def verify(self) -> VerifyReport:
         """Re-walk the whole chain from disk (what was committed when it began); see `verify_records`.
@@ -254,6 +350,55 @@ class Ledger:
             )
             return VerifyReport(False, report.count, report.head, report.count + 1, None, problem)
         return report
+
+
+def _replace_file(path: Path, pieces: Sequence[bytes]) -> None:
+    """Replace `path` atomically by `pieces` written one after the other (private, 0600, fsynced, renamed).
+
+    Written piece by piece rather than joined first: no single step holds the interpreter for the whole file.
+
+    Raises:
+        StorageError: the disk refused it; `path` is as it was.
+    """
+    with storage_errors(path, "the ledger without the erased content"):
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            try:
+                os.fchmod(fd, 0o600)
+                for piece in pieces:
+                    write_all(fd, piece)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(name, path)
+        finally:
+            Path(name).unlink(missing_ok=True)
+        fsync_dir(path.parent)
+
+
+def _line_at(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """The line of `data` (newline included) that holds the bytes start:end."""
+    return data.rfind(b"\n", 0, start) + 1, (data.find(b"\n", end) + 1) or len(data)
+
+
+def _lines_holding(data: bytes, needle: bytes) -> Iterator[tuple[int, int]]:
+    """Each line of `data` that holds `needle`, once, in order (found by a byte search over all of it)."""
+    found = data.find(needle)
+    while found >= 0:
+        start, end = _line_at(data, found, found + len(needle))
+        yield start, end
+        found = data.find(needle, end)
+
+
+def _own_lines(data: bytes, ids: Collection[str]) -> list[tuple[int, int]]:
+    """The line of each record of `data` whose own id is one of `ids`, in order.
+
+    A few ids are searched for as bytes (C speed); many are matched against each line's own id.
+    """
+    if len(ids) <= _FEW_IDS:
+        return sorted({span for rid in ids for span in _lines_holding(data, b'"id":"' + rid.encode() + b'"')})
+    wanted = {rid.encode() for rid in ids}
+    return [_line_at(data, m.start(), m.end()) for m in _OWN_ID.finditer(data) if m[1] in wanted]
 
 
 def verify_records(records: Sequence[Record | None]) -> VerifyReport:

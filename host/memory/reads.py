@@ -17,6 +17,7 @@ from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
 from host.memory.explain import Explanation, explain
 from host.memory.fold import TIER_RANK, Conflict, Fact, Standing, classify, replay, valid_at
 from host.memory.index import MemoryIndex
+from host.memory.index_queries import IndexQueries
 from host.memory.ledger import Ledger, VerifyReport
 from host.memory.query import query_terms
 from host.memory.ranking import (
@@ -87,6 +88,11 @@ class MemoryReads:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def is_erased(self, record_id: str) -> bool:
+        """Whether the record was erased (its text is gone)."""
+        found = self._index.fact(record_id)
+        return found is not None and found.status == "erased"
 
     def fact(self, record_id: str) -> Fact:
         """The fact record `record_id` as it stands now.
@@ -244,12 +250,13 @@ class MemoryReads:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
 
-    def _recent_facts(self, instant: str, limit: int) -> dict[str, Fact]:
-        keyed = self._index.keyed_candidates(instant, limit)
+    def _recent_facts(self, instant: str, limit: int, index: IndexQueries | None = None) -> dict[str, Fact]:
+        index = index or self._index
+        keyed = index.keyed_candidates(instant, limit)
         # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
-        facts = {f.id: f for f in self._index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
+        facts = {f.id: f for f in index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
         for tier in TIER_RANK:
-            facts.update((f.id, f) for f in self._index.newest_candidates(tier, instant, limit))
+            facts.update((f.id, f) for f in index.newest_candidates(tier, instant, limit))
         return facts
 
     def recent_standing(self, limit: int) -> tuple[Standing, dict[str, int]]:
@@ -264,13 +271,15 @@ class MemoryReads:
         instant = self._now()
         return classify(self._recent_facts(instant, limit).values(), instant), self._index.candidate_counts(instant)
 
-    def view_selection(self, limit: int) -> tuple[ViewSelection, str]:
-        """What MEMORY.md shows now, and the instant it is taken at (bounded, like `recent_standing`)."""
+    def view_selection(self, limit: int, index: IndexQueries | None = None) -> tuple[ViewSelection, str]:
+        """What MEMORY.md shows now, and the instant it is taken at (bounded, like `recent_standing`); read
+        through `index` (the disk worker's connection) when given."""
         instant = self._now()
-        facts = self._recent_facts(instant, limit)
-        proposed, waiting = self._index.newest_proposed(limit)
+        index = index or self._index
+        facts = self._recent_facts(instant, limit, index)
+        proposed, waiting = index.newest_proposed(limit)
         facts.update((f.id, f) for f in proposed)
-        totals = self._index.candidate_counts(instant)
+        totals = index.candidate_counts(instant)
         return select_view(facts.values(), instant, limit, totals=totals, waiting=waiting), instant
 
     def facts_through(self, seq: int) -> Iterable[Fact]:

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from host.memory.checkpoint import catch_up
 from host.memory.disk import DiskWork, run_inline
+from host.memory.erasure import Copies
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
 from host.memory.gate import ensure_not_sensitive
 from host.memory.index import MemoryIndex
@@ -59,10 +60,14 @@ class MemoryStore(MemoryWrites):
         clock: Clock | None = None,
         scope: str = "private",
         meaning_context: bool = True,
+        places: Callable[[], list[Path]] | None = None,
+        copies: Copies | None = None,
     ) -> None:
         """Open the memory, bring the index up to the ledger, and import MEMORY.md edits made while closed.
 
         `meaning_context` False embeds each log entry without the one before it (benchmarks' ablation).
+        `places` lists the directories whose transcript and prompt cache this memory feeds (by default the
+        agent's own); `copies` scrubs the agent's messages kept elsewhere when an erase asks for it.
 
         Raises:
             MemoryLockedError: another process has this memory open.
@@ -78,6 +83,8 @@ class MemoryStore(MemoryWrites):
         self._disk = DiskWork()
         self._close_after_write = False
         self._events: list[MemoryEvent] = []
+        self._fed = places
+        self._copies = copies
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
         try:
             index = MemoryIndex(self.memory_dir / "index.sqlite", meaning_context=meaning_context)
@@ -86,7 +93,7 @@ class MemoryStore(MemoryWrites):
                 self.view_path, self._index, self.agent_id, self, self._apply_view_edits, self._told, self._disk
             )
             if catch_up(self._ledger, self._index):
-                self._finish_erasures()
+                run_inline(self._finish_erasures())
             run_inline(self._refresh_view())  # nothing else runs on this memory before it is open
         except BaseException:
             ledger.close()  # a memory that failed to open must not stay locked against the next attempt
@@ -119,6 +126,9 @@ class MemoryStore(MemoryWrites):
         if cancelled:
             raise asyncio.CancelledError
         return result
+
+    def _places(self) -> list[Path]:
+        return self._fed() if self._fed is not None else [self.agent_dir]
 
     async def _refresh_view(self) -> None:
         try:
@@ -263,13 +273,22 @@ class MemoryStore(MemoryWrites):
         return await self._write(lambda: self._review_locked(record_id, decision, cleaned, key, reason))
 
     async def erase(
-        self, record_id: str, *, reason: str | None = None, evidence: Evidence | None = None
+        self,
+        record_id: str,
+        *,
+        reason: str | None = None,
+        evidence: Evidence | None = None,
+        scrub_conversation: bool = False,
     ) -> WriteOutcome:
-        """Remove a fact's text physically: ledger, index (and its free pages), MEMORY.md and the frozen prompt.
+        """Remove a fact's text physically: ledger, index (and its free pages), MEMORY.md, the frozen prompt,
+        and every reply of the memory tools that showed it in a transcript this memory feeds.
 
         Every record with the same content goes with it, and the content of records about it (retractions,
         rejections, suppressions). The chain still verifies through the commitments, and the erase record
-        says who erased what and when. Erase is a person's act; it is never offered to a model.
+        says who erased what and when. Erase is a person's act; it is never offered to a model. With
+        `scrub_conversation` the conversation's own messages that hold the text are scrubbed too (marked
+        `[erased]`); without it they are left and counted (`outcome.erasure`). The disk work runs off the
+        event loop.
 
         Raises:
             RecordNotFoundError: no such record.
@@ -284,7 +303,7 @@ class MemoryStore(MemoryWrites):
                 raise RecordNotFoundError(f"no memory record {record_id}")
             if target.status == "erased":
                 return WriteOutcome("unchanged", fact=target)
-            return await self._erase_locked(target, reason, evidence or Evidence("human"))
+            return await self._erase_locked(target, reason, evidence or Evidence("human"), scrub_conversation)
 
         return await self._write(erase_locked)
 

@@ -19,6 +19,7 @@ from host.memory.records import TIERS, Record, to_instant
 __all__ = [
     "MAX_TEXT_CHARS",
     "Clock",
+    "ErasureReport",
     "EventSink",
     "MemoryEvent",
     "NoteItem",
@@ -66,13 +67,23 @@ class NoteItem:
 
 
 @dataclass(frozen=True, slots=True)
+class ErasureReport:
+    """What an erase left in the conversation: messages that still hold the text (no conversation scrub was
+    asked for), and messages whose text it scrubbed (it was), in its transcripts and in copies elsewhere."""
+
+    held: int = 0
+    scrubbed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class WriteOutcome:
     """What a write did.
 
     `kind` is one of recorded, proposed, duplicate, suppressed, corrected, retracted, confirmed, rejected,
     edited, erased, unchanged. `fact` is the fact that now carries the content (the existing one for a
     duplicate, the target for a retraction); `related` are other facts worth naming (live candidates
-    for the same key, or the tombstoned fact); `records` are the ledger records appended.
+    for the same key, or the tombstoned fact); `records` are the ledger records appended; `erasure` what an
+    erase left in the conversation.
     """
 
     kind: str
@@ -80,6 +91,7 @@ class WriteOutcome:
     fact: Fact | None = None
     related: tuple[Fact, ...] = ()
     tombstone_id: str | None = None
+    erasure: ErasureReport | None = None
 
 
 def clean_text(text: str, what: str = "text") -> str:

@@ -18,7 +18,8 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -74,6 +75,7 @@ class FactVectors:
         self._ready: list[tuple[int, Passage, Vectors]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._held = False
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
         model = None if embedder is None else embedder.name + ("+before" if context else "")
@@ -81,6 +83,22 @@ class FactVectors:
             # Vectors of another model (or read another way) are not comparable with this one's queries.
             self._db.execute("DELETE FROM vectors")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
+
+    def reconnect(self, db: sqlite3.Connection) -> None:
+        """Use `db` from now on (the index file was replaced by a compacted copy of the same rows)."""
+        self._db = db
+        self._matrix = self._seqs = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Computed vectors wait in memory meanwhile instead of being written (the index is being copied, and
+        a write would be lost with the file it went to); they are written when it ends."""
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+        self.drain()
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
@@ -245,7 +263,7 @@ class FactVectors:
     def drain(self) -> int:
         """Write the computed vectors whose fact still stands with the text and context that were embedded;
         returns how many."""
-        if self._closed or self._db.in_transaction:
+        if self._closed or self._held or self._db.in_transaction:
             return 0
         with self._lock:
             ready, self._ready = self._ready, []

@@ -8,7 +8,8 @@ file that does not parse (empty, cut short, garbled, binary, no matching header 
 imported: it is kept aside under a new name, the person is told, and the view is rendered again. Every
 render first imports a pending edit, under the store's lock, and the write swaps the new text in
 atomically and gets back what it replaced, so an edit saved in between is imported rather than lost.
-Rendering reads the index on the loop; reading and writing the file are the store's disk calls.
+Rendering, like reading and writing the file, is one of the store's disk calls: it reads the index on the
+worker's own connection, so a memory of any size stalls the loop for no render.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Protocol
 from host.memory.disk import DiskWork
 from host.memory.fold import Fact
 from host.memory.index import MemoryIndex
+from host.memory.index_queries import IndexQueries
 from host.memory.values import WriteOutcome
 from host.memory.view import (
     VIEW_LINES,
@@ -64,7 +66,7 @@ class ViewSource(Protocol):
     @property
     def last_seq(self) -> int: ...
 
-    def view_selection(self, limit: int) -> tuple[ViewSelection, str]: ...
+    def view_selection(self, limit: int, index: IndexQueries | None = None) -> tuple[ViewSelection, str]: ...
 
     def facts_through(self, seq: int) -> Iterable[Fact]: ...
 
@@ -101,9 +103,9 @@ class ViewSync:
         self._disk = disk
         self._busy = False
 
-    def render(self) -> str:
-        """The view of the facts standing now, framed with its position."""
-        selection, instant = self._source.view_selection(VIEW_LINES)
+    def render(self, index: IndexQueries | None = None) -> str:
+        """The view of the facts standing now, framed with its position (read through `index` when given)."""
+        selection, instant = self._source.view_selection(VIEW_LINES, index)
         body = render_view(self._title, selection.standing, list(selection.proposed), selection.hidden)
         return frame_view(body, self._source.last_seq, instant)
 
@@ -133,7 +135,8 @@ class ViewSync:
         while True:
             if pending is not None and not self._is_own(pending):
                 outcomes += await self._import(pending)
-            text = self.render()
+            with self._index.vectors.held():  # the worker's connection reads: nothing writes meanwhile
+                text = await self._disk(lambda: self.render(self._index.reader()))
             data = text.encode("utf-8")
             if on_disk == data or (on_disk is not None and self._is_own(on_disk) and _same_view(on_disk, text)):
                 # Unchanged but for the instant it was taken at: rewriting it would only wake the watcher again.

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from host.memory.checkpoint import finish_erasures, rebuild, set_checkpoint
+from host.memory.checkpoint import rebuild, set_checkpoint
 from host.memory.disk import DiskWork
+from host.memory.erasure import Copies, Erasure
 from host.memory.errors import (
     InvalidMemoryRequestError,
     MemoryStateError,
@@ -26,14 +27,14 @@ from host.memory.errors import (
 )
 from host.memory.fold import Fact, fold
 from host.memory.gate import ensure_not_sensitive
+from host.memory.ledger import Appended
 from host.memory.planner import NoteContext, plan_notes
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence, Record, content_signature, new_record_id
-from host.memory.stored_recall import scrub_stored_recall
+from host.memory.scrub import TextScrub
 from host.memory.trust import correction_trust, decide_trust, is_suppressible
 from host.memory.values import MemoryEvent, NoteItem, WriteOutcome, check_item, check_key, clean_text
 from host.memory.view import ViewEdit
-from host.prompt.cache import bump_epoch
 
 __all__ = ["MemoryWrites", "MERGE_EVERY"]
 
@@ -53,18 +54,24 @@ class MemoryWrites(MemoryReads):
     _index_stale = False  # an index update failed after an acknowledged append: rebuild before the next fold
 
     _disk: DiskWork
+    _copies: Copies | None = None
 
     async def _refresh_view(self) -> None:
         """Bring the people's view up to date after a commit (the store renders MEMORY.md)."""
 
-    def _rebuild(self) -> None:
-        if rebuild(self._ledger, self._index):
-            self._finish_erasures()
+    def _places(self) -> list[Path]:
+        """The directories whose transcript and prompt cache this memory feeds (the store says which)."""
+        raise NotImplementedError
 
-    def _finish_erasures(self) -> None:
-        finish_erasures(self._ledger, self._index)
-        scrub_stored_recall(self.agent_dir / "transcript.jsonl")
-        bump_epoch(self.agent_dir, "erase")
+    async def _rebuild(self) -> None:
+        if rebuild(self._ledger, self._index):
+            await self._finish_erasures()
+
+    async def _finish_erasures(self) -> None:
+        """Finish whatever erase the ledger shows unfinished (a crash cut it short): its copies, content, index."""
+        erasure = await Erasure.leftover(self._ledger, self._index, self._disk, self._places())
+        await erasure.before()
+        await erasure.after(self._refresh_view)
 
     def _draft(self, op: str, evidence: Evidence, **fields: Any) -> Record:
         rid = new_record_id()
@@ -83,21 +90,37 @@ class MemoryWrites(MemoryReads):
             **fields,
         )
 
-    async def _commit(self, drafts: Sequence[Record]) -> list[Record]:
-        """Append, fold, refresh the view; queue notices. The ledger append is the point of no return."""
+    async def _commit(self, drafts: Sequence[Record], erasure: Erasure | None = None) -> list[Record]:
+        """Append, fold, refresh the view; queue notices. The ledger append is the point of no return.
+
+        An erase's pass over what was appended to its transcripts meanwhile runs with the append (in the
+        worker), so the fact leaves the index only once no reply a turn replays still holds it.
+        """
         if not drafts:
             return []
-        appended = await self._disk(lambda: self._ledger.write(drafts))
-        # Nothing awaits from the head's move to the end of the fold (and of an erase's scrub): readers see
-        # all of it or none of it.
+
+        def append() -> Appended:
+            appended = self._ledger.write(drafts)
+            if erasure is not None:
+                try:
+                    erasure.with_append()
+                except OSError:
+                    logger.exception("memory %s: an erase's pass failed; its last pass takes it up", self.agent_id)
+            return appended
+
+        appended = await self._disk(append)
+        # Nothing awaits from the head's move to the end of the fold: readers see all of it or none of it.
         self._ledger.advance(appended)
         records = list(appended.records)
+        for record in records:
+            if record.op == "erase":
+                self._ledger.hide({*record.targets, *record.scrubbed})
         # From here on the records are acknowledged: nothing below may turn the write into a failure.
         epoch_mark = bumped_from = self.epoch_mark
         proposed: list[Fact] = []
         try:
             if self._index_stale:
-                self._rebuild()
+                await self._rebuild()
                 self._index_stale = False
             else:
                 with self._index.transaction():
@@ -112,15 +135,12 @@ class MemoryWrites(MemoryReads):
         except (sqlite3.Error, OSError):
             logger.exception("memory %s: the index update failed; rebuilding it from the ledger", self.agent_id)
             try:
-                self._rebuild()
+                await self._rebuild()
                 self._index_stale = False
             except (sqlite3.Error, OSError):
                 logger.exception("memory %s: the index is rebuilt at the next write", self.agent_id)
                 self._index_stale = True
-        try:
-            if any(record.op == "erase" for record in records):
-                self._finish_erasures()
-        finally:
+        if erasure is None:  # an erase renders the view first thing after the fold
             await self._refresh_view()
         bumped = epoch_mark != bumped_from
         self._events.append(MemoryEvent("changed", self.agent_id, records[0].op, tuple(r.id for r in records), bumped))
@@ -301,19 +321,30 @@ class MemoryWrites(MemoryReads):
         records = tuple(await self._commit([draft]))
         return WriteOutcome("confirmed" if decision == "confirm" else "rejected", records, self._index.fact(target.id))
 
-    async def _erase_locked(self, target: Fact, reason: str | None, evidence: Evidence) -> WriteOutcome:
+    async def _erase_locked(
+        self, target: Fact, reason: str | None, evidence: Evidence, conversation: bool = False
+    ) -> WriteOutcome:
         sig = target.sig
         targets = {target.id} | ({f.id for f in self._index.with_sig(sig)} if sig else set())
+        found = await self._disk(lambda: self._ledger.mentioning([*sorted(targets), *([sig] if sig else [])]))
         scrubbed = {
             r.id
-            for r in self._ledger.records()
+            for r in found
             if not r.is_fact and r.op != "erase" and (r.target in targets or (sig is not None and r.sig == sig))
         }
+        texts = [r.text for r in found if r.id in targets and r.text]
+        erasure = Erasure(
+            self._ledger, self._index, self._disk, self._places(), TextScrub(texts), conversation=conversation
+        )
+        await erasure.before()
+        if conversation and self._copies is not None:
+            erasure.elsewhere = await self._copies(self.agent_id, erasure.scrub)
         draft = self._draft(
             "erase", evidence, targets=tuple(sorted(targets)), scrubbed=tuple(sorted(scrubbed)), reason=reason
         )
-        records = tuple(await self._commit([draft]))
-        return WriteOutcome("erased", records, self._index.fact(target.id))
+        records = tuple(await self._commit([draft], erasure))
+        await erasure.after(self._refresh_view)
+        return WriteOutcome("erased", records, self._index.fact(target.id), erasure=erasure.report)
 
     async def _apply_view_edits(self, edits: Sequence[ViewEdit]) -> list[WriteOutcome]:
         """A person's MEMORY.md edits as `human` acts; a line that cannot be imported is logged and dropped."""

@@ -197,8 +197,16 @@ def register_memory_methods(router: MethodTable, hub: MemoryHub, evidence_line: 
         return _write_result(MemoryReviewResult, outcome)
 
     async def erase(p: MemoryEraseParams) -> MemoryWriteResult:
-        outcome = await hub.get(p.agent_id).erase(p.record_id, reason=p.reason, evidence=_HUMAN)
-        return _write_result(MemoryEraseResult, outcome)
+        store = hub.get(p.agent_id)
+        outcome = await store.erase(
+            p.record_id, reason=p.reason, evidence=_HUMAN, scrub_conversation=p.scrub_conversation
+        )
+        result = _write_result(MemoryEraseResult, outcome)
+        if outcome.erasure is not None:
+            result = result.model_copy(
+                update={"held_in_conversation": outcome.erasure.held, "scrubbed_messages": outcome.erasure.scrubbed}
+            )
+        return result
 
     async def explain(p: MemoryExplainParams) -> MemoryExplainResult:
         store = hub.get(p.agent_id)

@@ -5,7 +5,8 @@ Streamed text is kept on the run (so an end can store it as a partial message); 
 tool results are appended to the run's transcript (in a worker thread) before the shell hears of them.
 A message the disk refuses stays in the run's streamed text and the `StorageError` ends the run. A
 memory tool call's arguments are kept with every secret the memory gate refuses withheld, so a secret
-the model tried to remember is stored nowhere.
+the model tried to remember is stored nowhere, and a memory tool's reply naming a record erased since it
+was worked out is kept without that record's text.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from host.memory import MEMORY_TOOL_NAMES
+from host.memory import MEMORY_TOOL_NAMES, MemoryStore
 from host.memory.gate import redact_arguments
+from host.memory.scrub import without_erased
 from host.runs.run import Run, TurnEvent
 from host.runs.scheduler import Notify
 from host.store.transcript import Transcript
@@ -35,11 +37,18 @@ class KernelEvents:
     Args:
         transcript_of: where a run's lines go (its agent's transcript, or its Work's).
         notify: sends an event to the shell.
+        memory_of: the memory a run's memory tools use (the agent's, or its Work's), if open.
     """
 
-    def __init__(self, transcript_of: Callable[[Run], Transcript], notify: Notify) -> None:
+    def __init__(
+        self,
+        transcript_of: Callable[[Run], Transcript],
+        notify: Notify,
+        memory_of: Callable[[Run], MemoryStore | None] = lambda _: None,
+    ) -> None:
         self._transcript_of = transcript_of
         self._notify = notify
+        self._memory_of = memory_of
 
     async def record(self, run: Run, event: TurnEvent) -> None:
         """Persist and announce one event of `run`.
@@ -71,12 +80,15 @@ class KernelEvents:
         )
 
     async def _tool(self, run: Run, event: TurnToolEvent) -> None:
+        content = event.content
+        if content and event.name in MEMORY_TOOL_NAMES and (memory := self._memory_of(run)) is not None:
+            content = without_erased(content, memory.is_erased)
         if event.status == "completed":
             result = ToolResultEvent(
                 run_id=run.run_id,
                 tool_call_id=event.tool_call_id,
                 name=event.name,
-                content=event.content or "",
+                content=content or "",
                 is_error=event.is_error,
             )
             await self._transcript_of(run).append_async(result.model_dump(mode="json"))
@@ -89,7 +101,7 @@ class KernelEvents:
                 name=event.name,
                 status=event.status,
                 arguments=_kept(event.name, event.arguments),
-                content=event.content,
+                content=content,
                 is_error=event.is_error,
             ),
         )

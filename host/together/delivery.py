@@ -170,6 +170,24 @@ class Deliveries:
         await self._on_status(agent_id)
         return None, inbox.waiting().index(current) + 1
 
+    async def rewrite(self, agent_id: str, change: Callable[[InboxItem], InboxItem]) -> int:
+        """Replace each of the agent's inbox items by `change(item)` and write the inbox if one changed (an
+        erase's scrub); returns how many changed.
+
+        Raises:
+            StorageError: the disk refused the write.
+        """
+        changed = 0
+
+        def scrubbed(inbox: Inbox) -> list[InboxItem] | None:
+            nonlocal changed
+            items = [change(item) for item in inbox.items]
+            changed = sum(new != old for new, old in zip(items, inbox.items, strict=True))
+            return items if changed else None
+
+        await self._change(agent_id, scrubbed)
+        return changed
+
     async def enqueue(self, agent_id: str, item: InboxItem, *, front: bool = False) -> None:
         """Put `item` in the agent's inbox, on disk, without starting it (`pump` does).
 

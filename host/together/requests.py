@@ -67,6 +67,11 @@ class RequestBook:
         self._requests: dict[str, Request] = {}
         self._load()
 
+    def reload(self) -> None:
+        """Fold the file again (an erase scrubbed its questions and answers in place)."""
+        self._requests = {}
+        self._load()
+
     def _load(self) -> None:
         if not self.path.exists():
             return

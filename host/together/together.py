@@ -2,7 +2,8 @@
 
 `Together` builds the pieces over the host's stores and run manager and gives the host what it needs
 from them: where a run's events go, how a run is prepared (a Work run or a direct one), the host tools
-each run is offered, what happens when an agent is deleted, and the start-up recovery and deadline loop.
+each run is offered, what happens when an agent is deleted, the start-up recovery and deadline loop, and
+the copies an erase's conversation scrub reaches.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from host.store.transcript import Transcript
 from host.together.asks import RequestDesk
 from host.together.clock import Clock, SystemClock
 from host.together.delivery import Deliveries
+from host.together.erase_copies import ConversationCopies
 from host.together.peers import PeerTools
 from host.together.requests import RequestBook
 from host.together.work_runs import WorkRunPlanner
@@ -59,6 +61,7 @@ class Together:
         self.works = WorkStore(data_dir)
         self.deliveries = Deliveries(store, runs, notify, on_status)
         self.desk = RequestDesk(RequestBook(data_dir, self.clock), self.deliveries, store, runs, self.clock)
+        self.copies = ConversationCopies(store, self.deliveries, self.desk.book)
         self.work_service = WorkService(self.works, store, runs, self.deliveries, notify)
         self.work_memories = WorkMemories(self.works.works_dir)
         self._work_planner: WorkRunPlanner | None = None

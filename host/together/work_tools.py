@@ -23,6 +23,12 @@ from protocol.models.together import WORK_TOOLS, HandoffTaskArgs, PostToWorkArgs
 __all__ = ["WorkMemories", "WorkTools"]
 
 
+def _member_dirs(work_dir: Path) -> list[Path]:
+    """Where a Work's memory is read: each member's Work-run transcript and prompt cache."""
+    members = work_dir / "members"
+    return sorted(path for path in members.iterdir() if path.is_dir()) if members.is_dir() else []
+
+
 class WorkMemories:
     """The Works' memories, opened on first use and kept open (one writer each)."""
 
@@ -33,9 +39,16 @@ class WorkMemories:
     def get(self, work_id: str) -> MemoryStore:
         store = self._stores.get(work_id)
         if store is None:
-            store = MemoryStore(self._works_dir / work_id, agent_id=work_id, scope=f"work:{work_id}")
+            directory = self._works_dir / work_id
+            store = MemoryStore(
+                directory, agent_id=work_id, scope=f"work:{work_id}", places=lambda: _member_dirs(directory)
+            )
             self._stores[work_id] = store
         return store
+
+    def opened(self, work_id: str) -> MemoryStore | None:
+        """The Work's memory if it is open, without opening it."""
+        return self._stores.get(work_id)
 
     def close_work(self, work_id: str) -> None:
         store = self._stores.pop(work_id, None)

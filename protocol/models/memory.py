@@ -246,15 +246,23 @@ class MemoryReviewResult(MemoryWriteResult):
 
 
 class MemoryEraseParams(Params):
-    """Remove a fact's text physically everywhere; the audit keeps that it existed and who erased it."""
+    """Remove a fact's text physically everywhere; the audit keeps that it existed and who erased it. The
+    memory tools' replies that showed it lose it in every transcript; `scrubConversation` (the person's yes)
+    also scrubs it, marked `[erased]`, from the conversation's own messages (the person's, the agent's, other
+    tools' results, what the agent sent to or got from other agents), which are otherwise kept and counted."""
 
     agent_id: AgentId
     record_id: RecordId
     reason: Reason | None = None
+    scrub_conversation: bool = False
 
 
 class MemoryEraseResult(MemoryWriteResult):
-    pass
+    """`heldInConversation`: messages of the agent's conversation that still hold the text (none when the
+    conversation was scrubbed); `scrubbedMessages`: messages whose text the conversation scrub replaced."""
+
+    held_in_conversation: int = 0
+    scrubbed_messages: int = 0
 
 
 class MemoryExplainParams(Params):

@@ -248,6 +248,7 @@ def test_a_person_searches_erases_after_a_confirmation_and_edits_a_proposed_fact
             await host.send_and_wait("ann", "web says The library closes at six.")
             tea = (await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."}))["record"]
             bikes = (await host.call("memory.note", {"agentId": "ann", "text": "The user bikes."}))["record"]
+            await host.send_and_wait("ann", "say The user likes tea.")
             (library,) = (await host.call("memory.list", {"agentId": "ann", "view": "proposed"}))["records"]
             async with _shell(tmp_path, "ann") as (app, pilot):
                 await pilot.press("f4")
@@ -270,6 +271,9 @@ def test_a_person_searches_erases_after_a_confirmation_and_edits_a_proposed_fact
                 assert (await host.call("memory.list", {"agentId": "ann", "view": "retracted"}))["records"] == []
                 await pilot.press("z")
                 await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                # The person may also scrub the conversation: "s" turns the dialog's switch on.
+                await pilot.press("s")
+                await until(pilot, lambda: app.screen.query_one("#option", Switch).value)
                 await pilot.press("y")
                 await until(pilot, lambda: set(memory.records) == {bikes["id"]})
                 # A proposed fact edited in the review queue is confirmed with the person's words.
@@ -282,6 +286,10 @@ def test_a_person_searches_erases_after_a_confirmation_and_edits_a_proposed_fact
             assert sorted(r["text"] for r in current) == ["The library closes at seven.", "The user bikes."]
             every = (await host.call("memory.list", {"agentId": "ann", "view": "all"}))["records"]
             assert "The user likes tea." not in str(every), "the erased text is gone from every view"
+            events = (await host.call("agent.transcript", {"agentId": "ann"}))["events"]
+            asked = next(n for n, e in enumerate(events) if e["type"] == "user" and e["text"].startswith("say "))
+            said = [events[asked]["text"], next(e["text"] for e in events[asked:] if e["type"] == "assistant")]
+            assert said == ["say [erased]", "[erased]"], "the switch scrubbed the conversation too"
 
     asyncio.run(main())
 

@@ -54,3 +54,31 @@ def test_a_person_reviews_the_queue_forgets_a_fact_and_verifies_from_the_termina
     assert verified.returncode == 0 and verified.stdout.startswith("ok:")
     missing = _hearth(tmp_path, "list", "nobody")
     assert missing.returncode == 1 and "no agent 'nobody'" in missing.stderr
+
+
+def test_a_person_erases_from_the_terminal_and_chooses_whether_the_conversation_is_scrubbed(tmp_path: Path) -> None:
+    """Issue 22.1: without the flag the conversation keeps the text and the count says so; with it, it is gone."""
+    say = [{"match": r"^say (.*)$", "reply": r"\1"}]
+    cat, tea = "The user's cat is called Miso.", "The user drinks oolong tea."
+
+    async def prepare() -> tuple[str, str]:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*say)})
+            ids = [(await host.call("memory.note", {"agentId": "ann", "text": t}))["record"]["id"] for t in (cat, tea)]
+            for text in (cat, tea):
+                await host.idle_turn("ann", f"say {text}")
+            return ids[0], ids[1]
+
+    cat_id, tea_id = asyncio.run(prepare())
+    kept = _hearth(tmp_path, "ann", "erase", tea_id)
+    assert kept.returncode == 0, kept.stderr
+    assert kept.stdout.splitlines() == [
+        "erase: erased",
+        "2 message(s) of the conversation still hold the text (left as they are)",
+    ]
+    scrubbed = _hearth(tmp_path, "ann", "erase", cat_id, "--scrub-conversation")
+    assert scrubbed.returncode == 0, scrubbed.stderr
+    assert scrubbed.stdout.splitlines() == ["erase: erased", "scrubbed from 2 message(s) of the conversation"]
+    transcript = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")
+    assert "Miso" not in transcript and "say [erased]" in transcript
+    assert transcript.count(tea) == 2, "the conversation erased without the flag keeps its words"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -100,13 +102,14 @@ def test_an_erase_cut_short_by_a_crash_is_finished_when_the_memory_opens(
         await store.note(KEPT_TEXT, evidence=USER)
         assert doomed.fact is not None
 
-        def crash(self: Ledger, transform: object) -> None:
+        def crash(self: Ledger, doomed: object) -> None:
             raise OSError("power cut")
 
         with monkeypatch.context() as patch:
-            patch.setattr(Ledger, "rewrite", crash)
+            patch.setattr(Ledger, "erase_content", crash)
             with pytest.raises(OSError):
                 await store.erase(doomed.fact.id)
+        assert b"Philippa" not in store.committed_ledger(), "readers never see it once the erase has folded"
         store.close()
         assert b"Philippa" in (agent_dir / "memory" / "ledger.jsonl").read_bytes()
         with MemoryStore(agent_dir, clock=clock) as reopened:
@@ -114,5 +117,52 @@ def test_an_erase_cut_short_by_a_crash_is_finished_when_the_memory_opens(
             assert b"Philippa" not in (agent_dir / "memory" / "index.sqlite").read_bytes()
             assert reopened.verify().ok
             assert [f.text for f in reopened.standing().current] == [KEPT_TEXT]
+
+    asyncio.run(main())
+
+
+_ON_LOOP: list[str] | None = None  # while a test watches: the files opened on the main thread
+
+
+def _watch_opens(event: str, args: tuple[object, ...]) -> None:
+    if _ON_LOOP is not None and event == "open" and threading.current_thread() is threading.main_thread():
+        _ON_LOOP.append(str(args[0]))
+
+
+sys.addaudithook(_watch_opens)
+
+
+def test_an_erase_reads_and_writes_no_file_and_vacuums_nothing_on_the_event_loop(
+    agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    """Issue 22.2: the ledger's search and rewrite, the transcript's scrub, the views kept aside and the index's
+    compaction run in the disk worker; the loop folds, swaps the compacted index in and starts the epoch."""
+
+    async def main() -> None:
+        global _ON_LOOP
+        with MemoryStore(agent_dir, clock=clock) as store:
+            doomed = await store.note(SECRET_TEXT, evidence=USER)
+            await store.note(KEPT_TEXT, evidence=USER)
+            assert doomed.fact is not None
+            reply = {"seq": 1, "type": "tool", "name": "memory_recall", "toolCallId": "c", "content": SECRET_TEXT}
+            (agent_dir / "transcript.jsonl").write_text(json.dumps(reply) + "\n", encoding="utf-8")
+            (agent_dir / "memory" / "MEMORY.md.kept-20260101T000000000000Z").write_text(SECRET_TEXT, encoding="utf-8")
+            on_the_loop_connection: list[str] = []
+            store._index._db.set_trace_callback(on_the_loop_connection.append)
+            _ON_LOOP = []
+            try:
+                await store.erase(doomed.fact.id)
+            finally:
+                opened, _ON_LOOP = _ON_LOOP, None
+            assert not [sql for sql in on_the_loop_connection if "VACUUM" in sql or "optimize" in sql]
+            names = ("ledger.jsonl", "transcript.jsonl", "MEMORY.md", "index.sqlite")
+            assert [path for path in opened if any(name in path for name in names)] == []
+            for path in (
+                agent_dir / "transcript.jsonl",
+                agent_dir / "memory" / "index.sqlite",
+                *agent_dir.rglob("*.kept-*"),
+            ):
+                assert b"Philippa" not in path.read_bytes(), path.name
+            assert store.verify().ok and [f.text for f in store.standing().current] == [KEPT_TEXT]
 
     asyncio.run(main())
