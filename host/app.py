@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from datetime import tzinfo
 from typing import Literal
 
 from pydantic import BaseModel
@@ -33,6 +34,7 @@ from host.rpc.archive import register_archive_methods
 from host.rpc.kernel_calls import register_kernel_calls
 from host.rpc.memory import memory_notification, register_memory_methods
 from host.rpc.runs import register_run_methods
+from host.rpc.schedules import register_schedule_methods
 from host.rpc.secrets import register_secrets_methods
 from host.rpc.session import register_session_methods
 from host.rpc.table import ShellTable
@@ -46,6 +48,18 @@ from host.runs.memory_service import MemoryService
 from host.runs.scheduler import RunManager, RunOrigin
 from host.runs.turns import TurnPlanner
 from host.runs.warmup import ModelWarmup
+from host.schedules import (
+    Budgets,
+    FiringLog,
+    ManualClock,
+    ProposeScheduleTool,
+    ScheduleBook,
+    ScheduleDesk,
+    ScheduleService,
+    SystemScheduleClock,
+    clock_from_env,
+    zone_named,
+)
 from host.signals import stop_on_signals
 from host.store.agents import AgentStore
 from host.store.approvals import ApprovalStore
@@ -54,6 +68,7 @@ from host.store.secrets import SecretStore
 from host.store.signing import SigningKey
 from host.supervisor import KernelSupervisor
 from host.together import PrivateMemoryTools, Together
+from host.together.chains import ChainGuard
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.errors import KERNEL_UNAVAILABLE
@@ -90,6 +105,8 @@ class HostServer:
         )
         self.secrets = SecretStore(config.data_dir)
         self.hub = MemoryHub(config.data_dir, on_event=self._memory_event)
+        self.schedule_clock = config.schedule_clock or SystemScheduleClock()
+        self.budgets = Budgets(config.data_dir, self.schedule_clock, self._zone)
         self.planner = TurnPlanner(
             self.store,
             self.secrets,
@@ -103,7 +120,7 @@ class HostServer:
             self.kernel,
             self.notify,
             lambda agent, run_id: self.together.prepare(agent, run_id),
-            KernelEvents(lambda run: self.together.transcript_of(run), self.notify).record,
+            self.budgets.counting(KernelEvents(lambda run: self.together.transcript_of(run), self.notify).record),
             max_concurrent=self.settings.current.max_concurrent_runs,
             on_status=self._agent_changed,
             transcripts=lambda run: self.together.transcript_of(run),
@@ -123,14 +140,38 @@ class HostServer:
             mcp=self.mcp,
             check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
-        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
+        self.memory = MemoryService(
+            self.hub, self.store, self.runs, self.planner, self._summarize, self.budgets.counting_notify(self.notify)
+        )
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
         self.host_tools = HostTools(self.runs, self.store)
         self.host_tools.providers.append(PrivateMemoryTools(self.memory))
+        self.chains = ChainGuard(lambda: self.settings.current.chain_budget, lambda agent: self.budgets.spent(agent))
+        self.budgets.per_request.append(self.chains.count)
         self.together.connect(
-            self.agents, self.planner, self.host_tools, lambda: self.kernel.info, lambda: self.settings.current.max_hops
+            self.agents,
+            self.planner,
+            self.host_tools,
+            lambda: self.kernel.info,
+            lambda: self.settings.current.max_hops,
+            self.chains,
         )
+        self.schedules = ScheduleService(
+            ScheduleBook(config.data_dir),
+            FiringLog(config.data_dir),
+            self.store,
+            self.together.deliveries,
+            self.runs,
+            self.together.work_service,
+            self.budgets,
+            self.notify,
+            self.schedule_clock,
+            self._zone,
+        )
+        self.schedule_desk = ScheduleDesk(self.schedules, self.store, self.together.work_service, self.notify)
+        self.host_tools.providers.append(ProposeScheduleTool(self.schedule_desk))
+        self.agents.after_delete.append(self.schedule_desk.agent_deleted)
         register_kernel_calls(self.kernel_router, self.runs, self.host_tools, self.approvals, self.mcp)
         self._activity = asyncio.Event()
         self.connections = ConnectionHub(self.shell_router, self._activity)
@@ -159,6 +200,15 @@ class HostServer:
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
         archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
         register_archive_methods(self.table, archives, self.agents)
+        register_schedule_methods(
+            self.table,
+            self.schedule_desk,
+            self.schedules,
+            self.budgets,
+            self.store,
+            self.together.work_service,
+            test_clock=self.schedule_clock if isinstance(self.schedule_clock, ManualClock) else None,
+        )
 
     def stop(self) -> None:
         """Stop as `shutdown` does (what SIGTERM and SIGINT do)."""
@@ -174,7 +224,9 @@ class HostServer:
         Raises:
             ListenerError: the Unix socket cannot be set up safely.
         """
+        self.schedules.reconcile()  # before the inboxes deliver: a firing with its outcome never runs again
         await self.together.recover()
+        await self.schedules.recover()
         if self.config.listen:
             self.listener = SocketListener(self.config.data_dir, self._attach)
             await self.listener.start()
@@ -185,6 +237,7 @@ class HostServer:
                 self.listener.stop_accepting()
         self.hub.close()
         self.together.close()
+        self.budgets.flush()
 
     def _idle(self) -> bool:
         """No client, and no run running, queued or waiting in an inbox."""
@@ -198,6 +251,8 @@ class HostServer:
             memory_task = tasks.create_task(self.memory.serve())
             warmup_task = tasks.create_task(self.warmup.serve())
             together_task = tasks.create_task(self.together.serve())
+            schedules_task = tasks.create_task(self.schedules.serve())
+            budgets_task = tasks.create_task(self.budgets.serve())
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
             stop_task = tasks.create_task(self._stop.wait())
@@ -208,6 +263,7 @@ class HostServer:
                     wait_until_idle(self._idle, lambda: self.connections.served > 0, self._activity, idle_exit or 0.0)
                 )
             await asyncio.wait({owner, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            schedules_task.cancel()  # no firing is decided while the host stops
             await self.runs.settle()  # a run that had ended finishes its end hooks before the inboxes halt
             self.together.halt()  # what is unfinished stays in the inboxes for the next start
             # No new client may attach to a host that is stopping.
@@ -218,7 +274,7 @@ class HostServer:
             await kernel_task
             watch_stop.set()
             await watch_task
-            for task in (runs_task, memory_task, warmup_task, together_task, stop_task):
+            for task in (runs_task, memory_task, warmup_task, together_task, schedules_task, budgets_task, stop_task):
                 task.cancel()
             await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
             await self.connections.close_all()
@@ -244,6 +300,9 @@ class HostServer:
 
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
         return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
+
+    def _zone(self) -> tzinfo:
+        return zone_named(self.settings.current.time_zone)
 
     def _remember_approval(self, agent_id: str, action: str, target: str, decision: Literal["allow", "deny"]) -> None:
         ApprovalStore.for_agent(self.config.data_dir, agent_id).remember(action, target, decision)
@@ -298,7 +357,8 @@ def run_host(config: HostConfig) -> int:
 def host_main(data_dir: str | None, idle_exit: float | None = None) -> int:
     """`hearth host`: run the host on the resolved data directory; a refusal is one line on stderr, exit 2."""
     try:
-        return run_host(HostConfig(data_dir=resolve_data_dir(data_dir), idle_exit=idle_exit))
+        config = HostConfig(data_dir=resolve_data_dir(data_dir), idle_exit=idle_exit, schedule_clock=clock_from_env())
+        return run_host(config)
     except HostError as exc:
         print(f"hearth: {exc.message}", file=sys.stderr)
         return 2

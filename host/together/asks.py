@@ -31,6 +31,20 @@ def _run_id() -> str:
     return f"run-{uuid.uuid4().hex[:12]}"
 
 
+def _question(request: Request) -> InboxItem:
+    """The receiver's inbox item for a request's question, carrying the asker's chain on."""
+    return InboxItem(
+        _run_id(),
+        "wake",
+        request.question,
+        from_agent=request.asker,
+        hops=request.hops,
+        request_id=request.request_id,
+        chain_id=request.chain_id,
+        path=request.path,
+    )
+
+
 def final_text(runs: RunManager, run: Run) -> str:
     """The run's last complete assistant text (empty when it said nothing)."""
     for event in runs.transcript_of(run).read_backwards():
@@ -72,17 +86,36 @@ class RequestDesk:
         self._changed = asyncio.Event()
         deliveries.end_listeners.append(self.item_ended)
 
-    async def ask(self, asker: str, receiver: str, question: str, timeout: float, hops: int) -> tuple[Request, int]:
+    async def ask(
+        self,
+        asker: str,
+        receiver: str,
+        question: str,
+        timeout: float,
+        hops: int,
+        *,
+        chain_id: str | None = None,
+        path: tuple[str, ...] = (),
+    ) -> tuple[Request, int]:
         """Record a request and put its question in the receiver's inbox.
 
         Returns:
             The request, and the question's place in line (0: the receiver started on it).
         """
-        request = self.book.open_request(asker, receiver, question, timeout, hops)
+        request = self.book.open_request(asker, receiver, question, timeout, hops, chain_id=chain_id, path=path)
         self._changed.set()
-        item = InboxItem(_run_id(), "wake", question, from_agent=asker, hops=hops, request_id=request.request_id)
-        _, position = await self._deliveries.deliver(receiver, item)
+        _, position = await self._deliveries.deliver(receiver, _question(request))
         return request, position
+
+    def refuse_at_once(
+        self, asker: str, receiver: str, question: str, hops: int, reason: str, why: str, path: tuple[str, ...]
+    ) -> Request:
+        """Record a request the host refuses before it goes out (a loop, a spent budget): closed `refused` with
+        `reason`, its outcome delivered by the asker's tool result, nothing put in the receiver's inbox."""
+        request = self.book.open_request(asker, receiver, question, 0, hops, path=path)
+        self.book.close(request.request_id, "refused", why, reason=reason)
+        self.book.mark_delivered(request.request_id)
+        return self.book.get(request.request_id) or request
 
     async def reply(self, receiver: str, request_id: str, answer: str) -> tuple[str, bool]:
         """`reply_to_agent`: (message for the model, whether it is an error)."""
@@ -137,6 +170,8 @@ class RequestDesk:
                         hops=request.hops,
                         request_id=request.request_id,
                         status=request.status,
+                        chain_id=request.chain_id,
+                        path=(*request.path, request.receiver) if request.chain_id else (),
                     )
                 )
         self.book.mark_delivered(request.request_id)
@@ -165,15 +200,7 @@ class RequestDesk:
             elif request.open:
                 inbox = self._deliveries.inbox(request.receiver)
                 if not any(i.kind == "wake" and i.request_id == request.request_id for i in inbox.items):
-                    item = InboxItem(
-                        _run_id(),
-                        "wake",
-                        request.question,
-                        from_agent=request.asker,
-                        hops=request.hops,
-                        request_id=request.request_id,
-                    )
-                    inbox.push(item)
+                    inbox.push(_question(request))
             else:
                 if self._store.exists(request.receiver):
                     inbox = self._deliveries.inbox(request.receiver)

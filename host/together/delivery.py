@@ -177,6 +177,9 @@ class Deliveries:
             request_id=item.request_id,
             work_id=item.work_id,
             project_root=item.project_root,
+            chain_id=item.chain_id or item.run_id,
+            path=(*item.path, agent_id),
+            firing_id=item.firing_id,
         )
         try:
             _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)

@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 INBOX_FILE = "inbox.json"
 
-ItemKind = Literal["user", "wake", "answer", "work"]
+ItemKind = Literal["user", "wake", "answer", "work", "schedule"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +45,15 @@ class InboxItem:
     started: bool = False
     queued_at: str = ""
     project_root: str | None = None
+    chain_id: str | None = None
+    path: tuple[str, ...] = ()
+    """The agents the chain of messages reached before this item's receiver (`host.together.chains`)."""
+    firing_id: str | None = None
+    """The schedule firing this item's run answers (kind `schedule`, or `work` for a Work's schedule)."""
 
     def event(self) -> dict[str, Any]:
         """The transcript event that starts this item's run."""
-        if self.kind in ("user", "work"):
+        if self.kind in ("user", "work", "schedule"):
             return UserEvent(text=self.text).model_dump(mode="json")
         wake = WakeEvent(
             text=self.text,
@@ -61,7 +66,8 @@ class InboxItem:
 
     @staticmethod
     def from_json(raw: dict[str, Any]) -> InboxItem:
-        return InboxItem(**{key: raw[key] for key in InboxItem.__dataclass_fields__ if key in raw})
+        item = InboxItem(**{key: raw[key] for key in InboxItem.__dataclass_fields__ if key in raw})
+        return replace(item, path=tuple(item.path))
 
 
 class Inbox:

@@ -39,6 +39,11 @@ class Request:
     answer: str = ""
     closed_at: float | None = None
     delivered: bool = False
+    chain_id: str | None = None
+    path: tuple[str, ...] = ()
+    """The asker's chain of messages (`host.together.chains`): its answer carries it on."""
+    reason: str | None = None
+    """Why it was refused, as a word (`loop`, `budget`), when the host refused it."""
 
     @property
     def open(self) -> bool:
@@ -81,6 +86,8 @@ class RequestBook:
                 float(entry["deadline"]),
                 int(entry["hops"]),
                 float(entry["at"]),
+                chain_id=entry.get("chain"),
+                path=tuple(entry.get("path") or ()),
             )
         elif op == "close" and request_id in self._requests:
             self._requests[request_id] = replace(
@@ -88,6 +95,7 @@ class RequestBook:
                 status=entry["status"],
                 answer=str(entry.get("answer", "")),
                 closed_at=float(entry["at"]),
+                reason=entry.get("reason"),
             )
         elif op == "delivered" and request_id in self._requests:
             self._requests[request_id] = replace(self._requests[request_id], delivered=True)
@@ -105,30 +113,46 @@ class RequestBook:
             os.close(fd)
         self._apply(entry)
 
-    def open_request(self, asker: str, receiver: str, question: str, timeout: float, hops: int) -> Request:
+    def open_request(
+        self,
+        asker: str,
+        receiver: str,
+        question: str,
+        timeout: float,
+        hops: int,
+        *,
+        chain_id: str | None = None,
+        path: tuple[str, ...] = (),
+    ) -> Request:
         """Record a new request, durably, and return it."""
         now = self._clock.now()
         request_id = f"q-{uuid.uuid4().hex[:12]}"
-        self._append(
-            {
-                "op": "open",
-                "id": request_id,
-                "asker": asker,
-                "receiver": receiver,
-                "question": question,
-                "deadline": now + timeout,
-                "hops": hops,
-                "at": now,
-            }
-        )
+        entry: dict[str, Any] = {
+            "op": "open",
+            "id": request_id,
+            "asker": asker,
+            "receiver": receiver,
+            "question": question,
+            "deadline": now + timeout,
+            "hops": hops,
+            "at": now,
+        }
+        if chain_id is not None:
+            entry.update(chain=chain_id, path=list(path))
+        self._append(entry)
         return self._requests[request_id]
 
-    def close(self, request_id: str, status: RequestStatus, answer: str) -> Request | None:
+    def close(
+        self, request_id: str, status: RequestStatus, answer: str, *, reason: str | None = None
+    ) -> Request | None:
         """Close an open request; None when it is unknown or already closed (nothing is written)."""
         request = self._requests.get(request_id)
         if request is None or not request.open:
             return None
-        self._append({"op": "close", "id": request_id, "status": status, "answer": answer, "at": self._clock.now()})
+        entry: dict[str, Any] = {"op": "close", "id": request_id, "status": status, "answer": answer}
+        if reason is not None:
+            entry["reason"] = reason
+        self._append({**entry, "at": self._clock.now()})
         return self._requests[request_id]
 
     def mark_delivered(self, request_id: str) -> None:

@@ -18,6 +18,7 @@ from host.runs.turns import TurnPlanner
 from host.store.agents import Agent, AgentStore
 from host.store.transcript import Transcript
 from host.together.asks import RequestDesk
+from host.together.chains import ChainGuard
 from host.together.clock import Clock, SystemClock
 from host.together.delivery import Deliveries
 from host.together.peers import PeerTools
@@ -71,14 +72,16 @@ class Together:
         host_tools: HostTools,
         kernel_info: Callable[[], KernelInitializeResult | None],
         max_hops: Callable[[], int],
+        guard: ChainGuard | None = None,
     ) -> None:
-        """Join the parts built after this one: agent lifecycle, the direct planner, the host-tool table."""
+        """Join the parts built after this one: agent lifecycle, the direct planner, the host-tool table (and
+        the chain guard that refuses loops and spent budgets)."""
         self._planner = planner
         self._work_planner = WorkRunPlanner(
             self._store, self.works, self.work_memories, planner, host_tools, kernel_info
         )
         host_tools.providers += [
-            PeerTools(self._store, self._runs, self.deliveries, self.desk, agents, max_hops),
+            PeerTools(self._store, self._runs, self.deliveries, self.desk, agents, max_hops, guard),
             WorkTools(self.work_service, self.work_memories, self._runs),
         ]
         agents.before_delete.append(self._before_delete)
