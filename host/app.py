@@ -74,6 +74,7 @@ from protocol.dispatch import Router
 from protocol.errors import KERNEL_UNAVAILABLE
 from protocol.models.host import PROTOCOL_VERSION, KernelDownEvent, KernelUpEvent
 from protocol.models.kernel import KernelInitializeParams, SummarizeParams, SummarizeResult
+from protocol.models.schedules import AgentWarningEvent
 from protocol.transport import Transport, stdio_transport
 
 __all__ = ["HostServer", "host_main", "main", "run_host", "IDLE_EXIT_HELP"]
@@ -194,7 +195,7 @@ class HostServer:
         register_agent_dir_methods(
             self.table, AgentDirectory(self.store, lambda: self.kernel.info.shell if self.kernel.info else None)
         )
-        register_run_methods(self.table, self.together.deliveries, self.approvals)
+        register_run_methods(self.table, self.together.deliveries, self.approvals, after_send=self._warn_if_spent)
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
@@ -300,6 +301,15 @@ class HostServer:
 
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
         return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
+
+    async def _warn_if_spent(self, agent_id: str, run_id: str) -> None:
+        """A person's message runs past the agent's budget; every client is told so."""
+        spent = self.budgets.spent(agent_id)
+        if spent is not None:
+            message = f"{spent}; your message runs anyway (scheduled and agent-started runs are skipped today)"
+            await self.notify(
+                "agent.warning", AgentWarningEvent(agent_id=agent_id, run_id=run_id, kind="budget", message=message)
+            )
 
     def _zone(self) -> tzinfo:
         return zone_named(self.settings.current.time_zone)
