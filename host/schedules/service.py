@@ -255,8 +255,8 @@ class ScheduleService:
                 text = f"scheduled, to {schedule.agent_id}: {schedule.message}"
                 await self._works.record(schedule.work_id, "dispatch", "schedule", text, {"runId": item.run_id})
             await self._deliveries.deliver(schedule.agent_id, item)
-        except HostError as exc:
-            await self._end(firing, "failed", None, f"its run could not be started: {exc.message}", None)
+        except HostError as exc:  # no run was started: the outcome names none
+            await self._end(replace(firing, run_id=None), "failed", None, f"no run could start: {exc.message}", None)
 
     async def _finish(self, schedules: list[Schedule]) -> None:
         """One-off schedules that have fired are done."""

@@ -12,39 +12,12 @@ import pytest
 from host.schedules import ManualClock
 from host.schedules.firings import FIRINGS_FILE
 from protocol.errors import INVALID_PARAMS, NOT_FOUND, JsonRpcError
-from tests.support.host_process import scripted_model
 from tests.support.memory_host import MemoryHost
-
-T0 = 1_800_000_000.0
-SLOW = {"match": r"(?m)^slow$", "on": "user", "reply": "z" * 200, "chunkChars": 2, "delayMs": 20}
-SUMMARY = {"match": r"(?m)^summarize$", "on": "user", "reply": "summary done"}
+from tests.support.schedules import SLOW, SUMMARY, T0, add_agent, advance, every, outcome
 
 
 def host_on(tmp_path: Path) -> MemoryHost:
     return MemoryHost(tmp_path, schedule_clock=ManualClock(T0))
-
-
-async def agent(host: MemoryHost, name: str, *rules: dict[str, Any]) -> None:
-    await host.call("agent.create", {"name": name, "settings": scripted_model(*(rules or (SUMMARY,)))})
-
-
-async def every(host: MemoryHost, agent_id: str, seconds: int = 3600, **extra: Any) -> str:
-    added = await host.call(
-        "schedule.add", {"agentId": agent_id, "everySeconds": seconds, "message": "summarize", **extra}
-    )
-    return str(added["scheduleId"])
-
-
-async def advance(host: MemoryHost, seconds: float) -> list[dict[str, Any]]:
-    result = await host.call("debug.advanceClock", {"by": seconds})
-    return list(result["fired"])
-
-
-async def outcome(host: MemoryHost, firing_id: str) -> dict[str, Any]:
-    event = await host.wait_for(
-        "schedule.fired", lambda p: p["firing"]["firingId"] == firing_id and p["firing"]["outcome"] is not None
-    )
-    return dict(event["firing"])
 
 
 def log_lines(tmp_path: Path) -> list[dict[str, Any]]:
@@ -54,7 +27,7 @@ def log_lines(tmp_path: Path) -> list[dict[str, Any]]:
 def test_a_due_schedule_runs_its_message_and_its_firing_ends_ran_with_that_run(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann")
+            await add_agent(host, "ann")
             sid = await every(host, "ann", label="hourly")
             assert await advance(host, 1800) == []  # not due yet: nothing fires early
             [fired] = await advance(host, 1800)
@@ -78,7 +51,7 @@ def test_a_due_schedule_runs_its_message_and_its_firing_ends_ran_with_that_run(t
 def test_a_firing_while_the_agent_works_is_skipped_busy_and_one_that_queues_runs_after(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann", SLOW, SUMMARY)
+            await add_agent(host, "ann", SLOW, SUMMARY)
             skip = await every(host, "ann", 600)
             queue = await every(host, "ann", 600, whenBusy="queue")
             busy = await host.call("agent.send", {"agentId": "ann", "text": "slow"})
@@ -97,7 +70,7 @@ def test_a_firing_while_the_agent_works_is_skipped_busy_and_one_that_queues_runs
 def test_a_failing_run_ends_its_firing_failed_with_the_error(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann", {"match": "^never$", "on": "user", "reply": "x"})
+            await add_agent(host, "ann", {"match": "^never$", "on": "user", "reply": "x"})
             await every(host, "ann", 600)
             [fired] = await advance(host, 600)
             done = await outcome(host, fired["firingId"])
@@ -109,8 +82,8 @@ def test_a_failing_run_ends_its_firing_failed_with_the_error(tmp_path: Path) -> 
 def test_a_paused_schedule_does_not_fire_and_resuming_does_not_catch_up(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann")
-            await agent(host, "bob")
+            await add_agent(host, "ann")
+            await add_agent(host, "bob")
             paused = await every(host, "ann", 600)
             kept = await every(host, "bob", 600)
             assert (await host.call("schedule.pause", {"scheduleId": paused}))["nextDue"] is None
@@ -135,7 +108,7 @@ def test_a_paused_schedule_does_not_fire_and_resuming_does_not_catch_up(tmp_path
 def test_a_removed_schedule_never_fires_and_a_one_off_fires_once(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann")
+            await add_agent(host, "ann")
             gone = await every(host, "ann", 600)
             once = await host.call(
                 "schedule.add", {"agentId": "ann", "at": "2027-01-15T08:30:00+00:00", "message": "summarize"}
@@ -156,7 +129,7 @@ def test_a_removed_schedule_never_fires_and_a_one_off_fires_once(tmp_path: Path)
 def test_a_watched_folder_that_did_not_change_skips_the_firing_unchanged(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann")
+            await add_agent(host, "ann")
             notes = tmp_path / "agents" / "ann" / "scratch" / "notes"
             notes.mkdir(parents=True)
             (notes / "a.md").write_text("one", encoding="utf-8")
@@ -189,7 +162,7 @@ def test_a_bad_schedule_is_refused_with_invalid_params_and_nothing_is_written(
 ) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann")
+            await add_agent(host, "ann")
             with pytest.raises(JsonRpcError) as refused:
                 await host.call("schedule.add", {"agentId": "ann", "message": "summarize", **bad})
             assert refused.value.code == INVALID_PARAMS
@@ -204,8 +177,8 @@ def test_a_bad_schedule_is_refused_with_invalid_params_and_nothing_is_written(
 def test_deleting_an_agent_removes_its_schedules_and_keeps_the_others(tmp_path: Path) -> None:
     async def main() -> None:
         async with host_on(tmp_path) as host:
-            await agent(host, "ann")
-            await agent(host, "bob")
+            await add_agent(host, "ann")
+            await add_agent(host, "bob")
             await every(host, "ann", 600)
             kept = await every(host, "bob", 600)
             await host.call("agent.delete", {"agentId": "ann"})
