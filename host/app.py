@@ -172,6 +172,7 @@ class HostServer:
         )
         self.schedule_desk = ScheduleDesk(self.schedules, self.store, self.together.work_service, self.notify)
         self.host_tools.providers.append(ProposeScheduleTool(self.schedule_desk))
+        self.together.reconcilers.append(self.schedules.reconcile)  # a firing with its outcome never runs again
         self.agents.after_delete.append(self.schedule_desk.agent_deleted)
         register_kernel_calls(self.kernel_router, self.runs, self.host_tools, self.approvals, self.mcp)
         self._activity = asyncio.Event()
@@ -225,7 +226,6 @@ class HostServer:
         Raises:
             ListenerError: the Unix socket cannot be set up safely.
         """
-        self.schedules.reconcile()  # before the inboxes deliver: a firing with its outcome never runs again
         await self.together.recover()
         await self.schedules.recover()
         if self.config.listen:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, tzinfo
@@ -29,7 +28,7 @@ from host.schedules.timing import due_times, next_due
 from host.schedules.watch import watch_print
 from host.store.agents import AgentStore
 from host.together.delivery import Deliveries, ItemEnd
-from host.together.inbox import InboxItem
+from host.together.inbox import InboxItem, new_run_id
 from host.together.work_service import WorkService, board_text
 from protocol.models.schedules import FiringInfo, ScheduleFiredEvent
 
@@ -39,10 +38,6 @@ logger = logging.getLogger(__name__)
 
 MAX_MISSED = 1000
 """Missed due times of one schedule recorded one by one; older ones are folded into the oldest record's count."""
-
-
-def _run_id() -> str:
-    return f"run-{uuid.uuid4().hex[:12]}"
 
 
 class ScheduleService:
@@ -201,7 +196,7 @@ class ScheduleService:
             return
         claimed.add(agent)
         firing = Firing(
-            firing_id(sid, last), sid, agent, schedule.work_id, last, now, run_id=_run_id(), print=print_now
+            firing_id(sid, last), sid, agent, schedule.work_id, last, now, run_id=new_run_id(), print=print_now
         )
         decided.append(firing)
         runs.append((schedule, firing))
@@ -237,7 +232,7 @@ class ScheduleService:
     # -- acting ---------------------------------------------------------------------------------------------
 
     def _item(self, schedule: Schedule, firing: Firing) -> InboxItem:
-        run_id = firing.run_id or _run_id()
+        run_id = firing.run_id or new_run_id()
         who = "proposed by you and approved by the user" if schedule.proposed_by else "set by the user"
         name = f'"{schedule.label}" ' if schedule.label else ""
         due = self.iso(firing.due)
@@ -338,17 +333,14 @@ class ScheduleService:
 
     # -- start-up -------------------------------------------------------------------------------------------
 
-    def reconcile(self) -> int:
-        """Before the inboxes are recovered: drop each inbox item whose firing already has its outcome (the
-        host died between writing the outcome and letting the item go). Returns how many were dropped."""
-        dropped = 0
+    async def reconcile(self) -> None:
+        """Once the inboxes are recovered, before they deliver: drop each inbox item whose firing already has
+        its outcome (the host died between writing the outcome and letting the item go)."""
         for agent in self._store.list():
-            inbox = self._deliveries.inbox(agent.agent_id)
-            for item in list(inbox.items):
+            for item in list(self._deliveries.inbox(agent.agent_id).items):
                 if item.firing_id is not None and self.log.has_outcome(item.firing_id):
-                    inbox.remove(item.run_id)
-                    dropped += 1
-        return dropped
+                    await self._deliveries.withdraw(agent.agent_id, item.run_id)
+                    logger.info("%s: firing %s already has its outcome; not run again", agent.agent_id, item.firing_id)
 
     async def recover(self) -> None:
         """After the inboxes are recovered: deliver decided runs that never reached an inbox, plan every
@@ -364,7 +356,7 @@ class ScheduleService:
             if schedule is None:
                 await self._end(firing, "failed", None, "its schedule was removed before the run started", None)
                 continue
-            again = replace(firing, decided_at=self.clock.now(), run_id=_run_id())
+            again = replace(firing, decided_at=self.clock.now(), run_id=new_run_id())
             await self._write([("fire", again)])
             await self._deliver(schedule, again)
         for schedule in self.book.all():

@@ -87,7 +87,8 @@ class TranscriptCopy:
         if event.seq <= self._last_seq:
             raise self._refuse(f"transcript line {self.count} of the archive is out of order")
         self._last_seq = event.seq
-        text = json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n"
+        fields = event.model_dump(mode="json", exclude_unset=True)  # as given: no default of a newer field added
+        text = json.dumps(fields, ensure_ascii=False, separators=(",", ":")) + "\n"
         with storage_errors(self._target, "the imported transcript"):
             write_all(self._fd, text.encode("utf-8"))
 

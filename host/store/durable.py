@@ -94,8 +94,9 @@ def append_durably(path: Path, data: bytes, what: str) -> None:
         os.close(fd)
 
 
-def create_durably(path: Path) -> bool:
-    """Create `path` empty if it is missing, and fsync its directory so the new name survives a power cut.
+def create_durably(path: Path, *, mode: int = 0o644) -> bool:
+    """Create `path` empty (with permission bits `mode`) if it is missing, and fsync its directory so the new
+    name survives a power cut.
 
     Returns:
         Whether the file was created now.
@@ -105,7 +106,7 @@ def create_durably(path: Path) -> bool:
     """
     with storage_errors(path, "a new file"):
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:
             return False
         os.close(fd)

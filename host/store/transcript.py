@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from host.store.durable import append_durably, create_durably, fsync_dir, storage_errors
+from host.store.durable import append_durably, create_durably, storage_errors
 
 __all__ = ["Transcript", "utc_now"]
 
@@ -74,14 +74,9 @@ class Transcript:
             f.seek(cut)
             torn = f.read()
             aside_path = self.path.with_name(self.path.name + ".torn")
-            created = create_durably(aside_path)
-            with aside_path.open("ab") as aside:
-                aside.write(torn + b"\n")
-                aside.flush()
-                # The cut bytes must be safe aside before the original loses them.
-                os.fsync(aside.fileno())
-            if created:
-                fsync_dir(self.path.parent)
+            create_durably(aside_path)
+            # The cut bytes must be safe aside before the original loses them.
+            append_durably(aside_path, torn + b"\n", "a torn last line set aside")
             f.truncate(cut)
             f.flush()
             os.fsync(f.fileno())

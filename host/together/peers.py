@@ -169,7 +169,7 @@ class PeerTools:
             closed = self._desk.refuse_at_once(
                 call.agent.agent_id, args.agent_id, args.question, hops, reason, refused, call.origin.path
             )
-            return f"Request {closed.request_id} {refused}", True
+            return (f"Request {closed.request_id} {refused}" if closed is not None else refused), True
         with self._counted(call):
             request, position = await self._desk.ask(
                 call.agent.agent_id,

@@ -63,6 +63,8 @@ class Together:
         self.work_service = WorkService(self.works, store, runs, self.deliveries, notify)
         self.work_memories = WorkMemories(self.works.works_dir)
         self._work_planner: WorkRunPlanner | None = None
+        self.reconcilers: list[Callable[[], Awaitable[None]]] = []
+        """Run at start-up once the inboxes and requests are recovered, before anything is delivered."""
         self._planner: TurnPlanner | None = None
 
     def connect(
@@ -115,8 +117,10 @@ class Together:
 
     async def recover(self) -> None:
         """At start-up, before the shell is served: deliver what waited when the host last stopped, once."""
-        waiting = self.deliveries.recover()
+        waiting = await self.deliveries.recover()
         await self.desk.recover()
+        for reconcile in self.reconcilers:
+            await reconcile()
         await self.deliveries.pump_all()
         if waiting:
             logger.info("delivering %d run(s) that waited when the host last stopped", waiting)
