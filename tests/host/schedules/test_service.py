@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from host.schedules import ManualClock
-from host.schedules.firings import FIRINGS_FILE
+from host.schedules.firings import FIRINGS_FILE, Firing, FiringLog, firing_id
+from host.together.inbox import INBOX_FILE, InboxItem
 from protocol.errors import INVALID_PARAMS, NOT_FOUND, JsonRpcError
 from tests.support.memory_host import MemoryHost
 from tests.support.schedules import SLOW, SUMMARY, T0, add_agent, advance, every, outcome
@@ -188,3 +190,43 @@ def test_deleting_an_agent_removes_its_schedules_and_keeps_the_others(tmp_path: 
             await outcome(host, fired[0]["firingId"])
 
     asyncio.run(main())
+
+
+def test_after_a_crash_a_firing_with_its_outcome_never_runs_again_and_one_never_delivered_runs_once(
+    tmp_path: Path,
+) -> None:
+    """The two windows a SIGKILL can leave: an outcome written but its inbox item still there, and a run decided
+    (its `fire` line written) whose item never reached the inbox."""
+    clock = ManualClock(T0)
+    ids: dict[str, str] = {}
+
+    async def first_life() -> None:
+        async with MemoryHost(tmp_path, schedule_clock=clock) as host:
+            await add_agent(host, "ann")
+            await add_agent(host, "bob")
+            ids["ann"] = await every(host, "ann", 600)
+            ids["bob"] = await every(host, "bob", 600)
+
+    def crash_image() -> None:
+        due = T0 + 600
+        ann = Firing(firing_id(ids["ann"], due), ids["ann"], "ann", None, due, due, run_id="run-0000000000a1")
+        bob = Firing(firing_id(ids["bob"], due), ids["bob"], "bob", None, due, due, run_id="run-0000000000b1")
+        FiringLog(tmp_path).append([("fire", ann), ("end", replace(ann, outcome="ran")), ("fire", bob)])
+        item = InboxItem("run-0000000000a1", "schedule", "summarize", firing_id=ann.firing_id)
+        (tmp_path / "agents" / "ann" / INBOX_FILE).write_text(json.dumps({"items": [asdict(item)]}), encoding="utf-8")
+
+    async def second_life() -> None:
+        clock.set(T0 + 610)
+        async with MemoryHost(tmp_path, schedule_clock=clock) as host:
+            [bob] = (await host.call("schedule.firings", {"scheduleId": ids["bob"]}))["firings"]
+            done = bob if bob["outcome"] is not None else await outcome(host, bob["firingId"])
+            assert done["outcome"] == "ran"
+            assert (await host.call("agent.get", {"agentId": "ann"}))["queue"] == []
+            ann = await host.call("agent.transcript", {"agentId": "ann"})
+            assert [e for e in ann["events"] if e["type"] == "user"] == []  # its firing had ended: not run again
+
+    asyncio.run(first_life())
+    crash_image()
+    asyncio.run(second_life())
+    ends = [line["id"] for line in log_lines(tmp_path) if line["op"] == "end"]
+    assert sorted(ends) == sorted({*ends}) and len(ends) == 2  # one outcome each
