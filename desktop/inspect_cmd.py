@@ -16,6 +16,7 @@ from typing import Any
 from desktop.client import connect_host
 from desktop.describe import describe_event, describe_model, describe_settings, describe_trust
 from desktop.names import require_agent
+from desktop.schedule_cmd import describe_budget
 from desktop.tables import one_line, print_json, print_table
 from protocol.dispatch import Router
 from protocol.errors import JsonRpcError
@@ -50,17 +51,6 @@ async def gather_inspection(peer: JsonRpcPeer, ref: str) -> dict[str, Any]:
     }
 
 
-def _spent(budget: dict[str, Any]) -> str:
-    today, limits = budget["today"], budget["limits"]
-    caps = [
-        f"{limits['requestsPerDay']} requests" if limits["requestsPerDay"] else "",
-        f"{limits['tokensPerDay']} tokens" if limits["tokensPerDay"] else "",
-    ]
-    cap = " and ".join(c for c in caps if c) or "no daily cap"
-    over = "; cap reached: its own runs are skipped today" if budget["spent"] else ""
-    return f"{today['requests']} model requests, {today['tokens']} tokens ({cap}{over})"
-
-
 def _next_wake(schedules: list[dict[str, Any]]) -> str:
     dues = sorted(s["nextDue"] for s in schedules if s.get("nextDue"))
     proposed = sum(1 for s in schedules if s["state"] == "proposed")
@@ -89,7 +79,7 @@ def _print_inspection(found: dict[str, Any]) -> None:
             "unknown (kernel starting)" if shell is None else ("available" if shell["available"] else shell["reason"]),
         ),
     ]
-    rows.append(("spent today", _spent(found["budget"])))
+    rows.append(("spent today", describe_budget(found["budget"])))
     rows.append(("next wake", _next_wake(found["schedules"])))
     if memory:
         counts = f"{len(memory['current'])} current, {len(memory['proposed'])} waiting for review"

@@ -26,6 +26,7 @@ from protocol.peer import JsonRpcPeer
 __all__ = [
     "BudgetCommand",
     "ScheduleCommand",
+    "describe_budget",
     "describe_firing",
     "describe_timing",
     "parse_duration",
@@ -200,7 +201,8 @@ async def _run(cmd: ScheduleCommand) -> int:
     return 0
 
 
-def _describe_budget(info: dict[str, Any]) -> str:
+def describe_budget(info: dict[str, Any]) -> str:
+    """A `budget.get` as a person reads it: today's use, the caps, and whether one is reached."""
     limits, today = info["limits"], info["today"]
     caps = [
         f"{limits['requestsPerDay']} requests" if limits["requestsPerDay"] else "",
@@ -225,7 +227,7 @@ async def _budget(cmd: BudgetCommand) -> int:
     if cmd.as_json:
         print_json(info)
     else:
-        print(_describe_budget(info))
+        print(describe_budget(info))
     return 0
 
 

@@ -255,7 +255,7 @@ class ScheduleService:
 
     async def _finish(self, schedules: list[Schedule]) -> None:
         """One-off schedules that have fired are done."""
-        book = self.book.with_schedule(schedules[0])
+        book = self.book.without(set())
         for schedule in schedules:
             current = self.book.get(schedule.schedule_id)
             if current is not None and current.state == "active":
