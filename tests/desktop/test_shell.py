@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -350,5 +351,24 @@ def test_the_agent_list_shows_each_agents_next_wake_and_its_use_against_a_cap(tm
                 await until(pilot, lambda: "next 01-15 08:10" in prompt(1))
                 await _say(pilot, "say hello")
                 await until(pilot, lambda: "/50 req today" in prompt(0) and "0/50" not in prompt(0))
+
+    asyncio.run(main())
+
+
+def test_a_failed_mcp_server_shows_in_the_chat_with_its_likely_cause_and_stderr(tmp_path: Path) -> None:
+    """Issue 25.4: the failure is not silent; the turn still answers."""
+    missing = {"name": "missing", "command": sys.executable, "args": ["-m", "no_such_module_hearth"]}
+    rules = [{"match": "^hello$", "on": "user", "reply": "hello there"}]
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            settings = {"model": {"provider": "scripted", "rules": rules}, "mcpServers": [missing]}
+            await host.call("agent.create", {"name": "Ann", "settings": settings})
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await _say(pilot, "hello")
+                await until(pilot, lambda: any("MCP server missing" in str(n.render()) for n in app.query(Notice)))
+                shown = "\n".join(str(n.render()) for n in app.query(Notice))
+                assert "likely cause:" in shown and "No module named no_such_module_hearth" in shown, shown
+                await until(pilot, lambda: "hello there" in _replies(app))
 
     asyncio.run(main())
