@@ -1,8 +1,9 @@
 """`hearth agents` and `hearth inspect AGENT`: what the agents are and how each one stands, read over the wire.
 
 `inspect` gathers one agent's profile and settings (`agent.get`), its directory, prompt epoch and sandbox
-roots (`agent.inspect`), the tail of its transcript (`agent.transcript`) and its memory (`memory.list`, so
-the facts shown are exactly the host's). `--json` prints the same, as the wire gives it.
+roots (`agent.inspect`), the tail of its transcript (`agent.transcript`), its memory (`memory.list`, so the
+facts shown are exactly the host's), what it spent today (`budget.get`) and its schedules (`schedule.list`).
+`--json` prints the same, as the wire gives it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from desktop.client import connect_host
 from desktop.describe import describe_event, describe_model, describe_settings, describe_trust
 from desktop.names import require_agent
+from desktop.schedule_cmd import describe_budget
 from desktop.tables import one_line, print_json, print_table
 from protocol.dispatch import Router
 from protocol.errors import JsonRpcError
@@ -37,12 +39,25 @@ async def gather_inspection(peer: JsonRpcPeer, ref: str) -> dict[str, Any]:
         current = await peer.request("memory.list", {**ref_params, "view": "current"})
         proposed = await peer.request("memory.list", {**ref_params, "view": "proposed"})
         memory = {"current": current["records"], "conflicts": current["conflicts"], "proposed": proposed["records"]}
+    budget = await peer.request("budget.get", ref_params)
+    schedules = (await peer.request("schedule.list", ref_params))["schedules"]
     return {
         "agent": agent.model_dump(mode="json", by_alias=True),
         "directory": directory,
         "transcriptTail": tail["events"],
         "memory": memory,
+        "budget": budget,
+        "schedules": schedules,
     }
+
+
+def _next_wake(schedules: list[dict[str, Any]]) -> str:
+    dues = sorted(s["nextDue"] for s in schedules if s.get("nextDue"))
+    proposed = sum(1 for s in schedules if s["state"] == "proposed")
+    wake = dues[0].replace("T", " ")[:16] if dues else "none scheduled"
+    return wake + (
+        f" ({len(schedules)} schedules, {proposed} proposed)" if proposed else f" ({len(schedules)} schedules)"
+    )
 
 
 def _print_inspection(found: dict[str, Any]) -> None:
@@ -64,6 +79,8 @@ def _print_inspection(found: dict[str, Any]) -> None:
             "unknown (kernel starting)" if shell is None else ("available" if shell["available"] else shell["reason"]),
         ),
     ]
+    rows.append(("spent today", describe_budget(found["budget"])))
+    rows.append(("next wake", _next_wake(found["schedules"])))
     if memory:
         counts = f"{len(memory['current'])} current, {len(memory['proposed'])} waiting for review"
         rows.append(("memory", f"{counts}, {len(memory['conflicts'])} conflicts"))

@@ -156,6 +156,45 @@ def _mcp(args: argparse.Namespace) -> int:
     )
 
 
+def _schedule(args: argparse.Namespace) -> int:
+    from desktop.schedule_cmd import ScheduleCommand, run_schedule_command
+
+    return run_schedule_command(
+        ScheduleCommand(
+            action=args.action,
+            agent=args.agent,
+            data_dir=_data_dir(args),
+            schedule_id=getattr(args, "schedule_id", None),
+            message=getattr(args, "message", None),
+            at=getattr(args, "at", None),
+            every=getattr(args, "every", None),
+            cron=getattr(args, "cron", None),
+            label=getattr(args, "label", ""),
+            when_busy=getattr(args, "when_busy", "skip"),
+            missed=getattr(args, "missed", "once"),
+            watch=getattr(args, "watch", None),
+            work=getattr(args, "work", None),
+            as_json=getattr(args, "as_json", False),
+        )
+    )
+
+
+def _budget(args: argparse.Namespace) -> int:
+    from desktop.schedule_cmd import BudgetCommand, run_budget_command
+
+    return run_budget_command(
+        BudgetCommand(
+            agent=args.agent,
+            data_dir=_data_dir(args),
+            tokens=args.tokens,
+            requests=args.requests,
+            clear=args.clear,
+            work=args.work,
+            as_json=args.as_json,
+        )
+    )
+
+
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -307,6 +346,62 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add.add_argument("server_command", nargs="+", metavar="COMMAND", help="after --: the program and its arguments")
 
 
+def _add_schedule(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    schedule = commands.add_parser(
+        "schedule",
+        help="When an agent wakes by itself: hearth schedule AGENT add|list|pause|resume|remove|approve|history",
+    )
+    _common(schedule)
+    schedule.add_argument("agent", help="the agent's id or name")
+    actions = schedule.add_subparsers(dest="action", required=True)
+    add = _add(
+        actions,
+        "add",
+        "Add a schedule: one of --at, --every or --cron, and the message its runs start with.",
+        _schedule,
+    )
+    add.add_argument("message", help="what each scheduled run starts with")
+    add.add_argument("--at", help="once, at this ISO 8601 time (without an offset: the host's time zone)")
+    add.add_argument("--every", help="at this interval: 90s, 15m, 2h, 1d (at least a minute)")
+    add.add_argument("--cron", help="a five-field cron expression, in the host's time zone")
+    add.add_argument("--label", default="", help="a short name for it")
+    add.add_argument("--when-busy", choices=["skip", "queue"], default="skip", help="when the agent is working")
+    add.add_argument(
+        "--missed", choices=["once", "skip"], default="once", help="firings missed while the host was down"
+    )
+    add.add_argument("--watch", help="skip a firing while nothing under this workspace path changed")
+    add.add_argument("--work", help="make it a Work's schedule (the agent must be a member)")
+    _json(_add(actions, "list", "List the agent's schedules: next wake, last outcome, proposed ones too.", _schedule))
+    for name, help_text in (
+        ("pause", "Pause a schedule (nothing fires, nothing is caught up later)."),
+        ("resume", "Resume a paused schedule from now on."),
+        ("approve", "Say yes to a schedule the agent proposed."),
+        ("remove", "Remove a schedule (its history stays)."),
+        ("history", "A schedule's firings and how each ended."),
+    ):
+        parser = _add(actions, name, help_text, _schedule)
+        parser.add_argument("schedule_id", help="the schedule's id (s-...)")
+        if name == "history":
+            _json(parser)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _add_budget(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    budget = _add(commands, "budget", "Show an agent's (or a Work's) model use today, or cap it per day.", _budget)
+    budget.add_argument("agent", help="the agent's id or name (ignored with --work)")
+    budget.add_argument("--requests", type=_positive, help="at most this many model requests a day")
+    budget.add_argument("--tokens", type=_positive, help="at most this many tokens a day")
+    budget.add_argument("--clear", action="store_true", help="remove both caps")
+    budget.add_argument("--work", help="the Work's budget instead")
+    _json(budget)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hearth",
@@ -326,6 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     _json(inspect)
     _add_memory(commands)
     _add_mcp(commands)
+    _add_schedule(commands)
+    _add_budget(commands)
     _add_secrets(commands)
     web = _add(commands, "web", "Serve the desktop shell in a browser on 127.0.0.1, behind a one-time token.", _web)
     web.add_argument("--port", type=int, default=0, help="the port (default: a free one)")

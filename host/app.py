@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from datetime import tzinfo
 from typing import Literal
 
 from pydantic import BaseModel
@@ -33,6 +34,7 @@ from host.rpc.archive import register_archive_methods
 from host.rpc.kernel_calls import register_kernel_calls
 from host.rpc.memory import memory_notification, register_memory_methods
 from host.rpc.runs import register_run_methods
+from host.rpc.schedules import register_schedule_methods
 from host.rpc.secrets import register_secrets_methods
 from host.rpc.session import register_session_methods
 from host.rpc.table import ShellTable
@@ -47,6 +49,18 @@ from host.runs.memory_service import MemoryService
 from host.runs.scheduler import Run, RunManager, RunOrigin
 from host.runs.turns import TurnPlanner
 from host.runs.warmup import ModelWarmup
+from host.schedules import (
+    Budgets,
+    FiringLog,
+    ManualClock,
+    ProposeScheduleTool,
+    ScheduleBook,
+    ScheduleDesk,
+    ScheduleService,
+    SystemScheduleClock,
+    clock_from_env,
+    zone_named,
+)
 from host.signals import stop_on_signals
 from host.store.agents import AgentStore
 from host.store.approvals import ApprovalStore
@@ -55,11 +69,13 @@ from host.store.secrets import SecretStore
 from host.store.signing import SigningKey
 from host.supervisor import KernelSupervisor
 from host.together import PrivateMemoryTools, Together
+from host.together.chains import ChainGuard
 from protocol.datadir import resolve_data_dir
 from protocol.dispatch import Router
 from protocol.errors import KERNEL_UNAVAILABLE
 from protocol.models.host import PROTOCOL_VERSION, KernelDownEvent, KernelUpEvent
 from protocol.models.kernel import KernelInitializeParams, SummarizeParams, SummarizeResult
+from protocol.models.schedules import AgentWarningEvent
 from protocol.transport import Transport, stdio_transport
 
 __all__ = ["HostServer", "host_main", "main", "run_host", "IDLE_EXIT_HELP"]
@@ -95,6 +111,8 @@ class HostServer:
             on_event=self._memory_event,
             copies=lambda agent_id, scrub: self.together.copies.scrub(agent_id, scrub),
         )
+        self.schedule_clock = config.schedule_clock or SystemScheduleClock()
+        self.budgets = Budgets(config.data_dir, self.schedule_clock, self._zone)
         self.planner = TurnPlanner(
             self.store,
             self.secrets,
@@ -110,7 +128,9 @@ class HostServer:
             self.kernel_turns,
             self.notify,
             lambda agent, run_id: self.together.prepare(agent, run_id),
-            KernelEvents(lambda run: self.together.transcript_of(run), self.notify, self._memory_of).record,
+            self.budgets.counting(
+                KernelEvents(lambda run: self.together.transcript_of(run), self.notify, self._memory_of).record
+            ),
             max_concurrent=self.settings.current.max_concurrent_runs,
             on_status=self._agent_changed,
             transcripts=lambda run: self.together.transcript_of(run),
@@ -131,7 +151,9 @@ class HostServer:
             check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
         self.agents.after_delete.append(self.planner.forget)
-        self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
+        self.memory = MemoryService(
+            self.hub, self.store, self.runs, self.planner, self._summarize, self.budgets.counting_notify(self.notify)
+        )
         self.approvals = ApprovalDesk(
             self.runs,
             self.notify,
@@ -141,9 +163,32 @@ class HostServer:
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
         self.host_tools = HostTools(self.runs, self.store)
         self.host_tools.providers.append(PrivateMemoryTools(self.memory))
+        self.chains = ChainGuard(lambda: self.settings.current.chain_budget, lambda agent: self.budgets.spent(agent))
+        self.budgets.per_request.append(self.chains.count)
         self.together.connect(
-            self.agents, self.planner, self.host_tools, lambda: self.kernel.info, lambda: self.settings.current.max_hops
+            self.agents,
+            self.planner,
+            self.host_tools,
+            lambda: self.kernel.info,
+            lambda: self.settings.current.max_hops,
+            self.chains,
         )
+        self.schedules = ScheduleService(
+            ScheduleBook(config.data_dir),
+            FiringLog(config.data_dir),
+            self.store,
+            self.together.deliveries,
+            self.runs,
+            self.together.work_service,
+            self.budgets,
+            self.notify,
+            self.schedule_clock,
+            self._zone,
+        )
+        self.schedule_desk = ScheduleDesk(self.schedules, self.store, self.together.work_service, self.notify)
+        self.host_tools.providers.append(ProposeScheduleTool(self.schedule_desk))
+        self.together.reconcilers.append(self.schedules.reconcile)  # a firing with its outcome never runs again
+        self.agents.after_delete.append(self.schedule_desk.agent_deleted)
         register_kernel_calls(self.kernel_router, self.runs, self.host_tools, self.approvals, self.mcp)
         self._activity = asyncio.Event()
         self.connections = ConnectionHub(self.shell_router, self._activity, self.approvals.set_answerers)
@@ -167,12 +212,21 @@ class HostServer:
         register_agent_dir_methods(
             self.table, AgentDirectory(self.store, lambda: self.kernel.info.shell if self.kernel.info else None)
         )
-        register_run_methods(self.table, self.together.deliveries, self.approvals)
+        register_run_methods(self.table, self.together.deliveries, self.approvals, after_send=self._warn_if_spent)
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
         archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
         register_archive_methods(self.table, archives, self.agents)
+        register_schedule_methods(
+            self.table,
+            self.schedule_desk,
+            self.schedules,
+            self.budgets,
+            self.store,
+            self.together.work_service,
+            test_clock=self.schedule_clock if isinstance(self.schedule_clock, ManualClock) else None,
+        )
 
     async def _attached(self, conn: Connection) -> None:
         """A client has initialized: count it among those who can answer, and offer it the open questions."""
@@ -202,6 +256,7 @@ class HostServer:
             ListenerError: the Unix socket cannot be set up safely.
         """
         await self.together.recover()
+        await self.schedules.recover()
         if self.config.listen:
             self.listener = SocketListener(self.config.data_dir, self._attach)
             await self.listener.start()
@@ -212,6 +267,7 @@ class HostServer:
                 self.listener.stop_accepting()
         self.hub.close()
         self.together.close()
+        self.budgets.flush()
 
     def _idle(self) -> bool:
         """No client, and no run running, queued or waiting in an inbox."""
@@ -225,6 +281,8 @@ class HostServer:
             memory_task = tasks.create_task(self.memory.serve())
             warmup_task = tasks.create_task(self.warmup.serve())
             together_task = tasks.create_task(self.together.serve())
+            schedules_task = tasks.create_task(self.schedules.serve())
+            budgets_task = tasks.create_task(self.budgets.serve())
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
             stop_task = tasks.create_task(self._stop.wait())
@@ -235,6 +293,7 @@ class HostServer:
                     wait_until_idle(self._idle, lambda: self.connections.served > 0, self._activity, idle_exit or 0.0)
                 )
             await asyncio.wait({owner, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+            schedules_task.cancel()  # no firing is decided while the host stops
             await self.runs.settle()  # a run that had ended finishes its end hooks before the inboxes halt
             self.together.halt()  # what is unfinished stays in the inboxes for the next start
             # No new client may attach to a host that is stopping.
@@ -245,7 +304,7 @@ class HostServer:
             await kernel_task
             watch_stop.set()
             await watch_task
-            for task in (runs_task, memory_task, warmup_task, together_task, stop_task):
+            for task in (runs_task, memory_task, warmup_task, together_task, schedules_task, budgets_task, stop_task):
                 task.cancel()
             await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
             await self.connections.close_all()
@@ -271,6 +330,18 @@ class HostServer:
 
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
         return await self.kernel_turns.request("summarize", params, SummarizeResult, timeout=300)
+
+    async def _warn_if_spent(self, agent_id: str, run_id: str) -> None:
+        """A person's message runs past the agent's budget; every client is told so."""
+        spent = self.budgets.spent(agent_id)
+        if spent is not None:
+            message = f"{spent}; your message runs anyway (scheduled and agent-started runs are skipped today)"
+            await self.notify(
+                "agent.warning", AgentWarningEvent(agent_id=agent_id, run_id=run_id, kind="budget", message=message)
+            )
+
+    def _zone(self) -> tzinfo:
+        return zone_named(self.settings.current.time_zone)
 
     def _remember_approval(self, agent_id: str, action: str, target: str, decision: Literal["allow", "deny"]) -> None:
         ApprovalStore.for_agent(self.config.data_dir, agent_id).remember(action, target, decision)
@@ -326,7 +397,8 @@ def run_host(config: HostConfig) -> int:
 def host_main(data_dir: str | None, idle_exit: float | None = None) -> int:
     """`hearth host`: run the host on the resolved data directory; a refusal is one line on stderr, exit 2."""
     try:
-        return run_host(HostConfig(data_dir=resolve_data_dir(data_dir), idle_exit=idle_exit))
+        config = HostConfig(data_dir=resolve_data_dir(data_dir), idle_exit=idle_exit, schedule_clock=clock_from_env())
+        return run_host(config)
     except HostError as exc:
         print(f"hearth: {exc.message}", file=sys.stderr)
         return 2

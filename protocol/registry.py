@@ -13,8 +13,9 @@ from protocol.models.agent_dir import AGENT_DIR_METHODS
 from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
+from protocol.models.schedules import SCHEDULE_EVENTS, SCHEDULE_METHODS, SCHEDULE_TOOLS
 from protocol.models.secrets import SECRETS_METHODS
-from protocol.models.together import HOST_TOOLS
+from protocol.models.together import HOST_TOOLS as TOGETHER_TOOLS
 from protocol.models.works import WORK_EVENTS, WORK_METHODS
 
 __all__ = [
@@ -50,6 +51,7 @@ HOST_METHODS: dict[str, Method] = {
     **MEMORY_METHODS,
     **WORK_METHODS,
     **ARCHIVE_METHODS,
+    **SCHEDULE_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
@@ -67,7 +69,11 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "mcp.status": mcp.McpServerStatusEvent,
     **MEMORY_EVENTS,
     **WORK_EVENTS,
+    **SCHEDULE_EVENTS,
 }
+
+HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **SCHEDULE_TOOLS}
+"""Every host-executed tool's arguments, by the tool's exact name."""
 
 KERNEL_METHODS: dict[str, Method] = {
     "initialize": (kernel.KernelInitializeParams, kernel.KernelInitializeResult),

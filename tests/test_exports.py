@@ -16,6 +16,7 @@ PACKAGES = [
     "host.prompt",
     "host.rpc",
     "host.runs",
+    "host.schedules",
     "host.store",
     "host.together",
     "kernel",

@@ -3,7 +3,8 @@
 Agents on the left (status, unread count, model); on the right the selected agent's chat, memory and
 files. Every host call runs in a worker, so the shell never freezes while the host works; every event
 arrives as a `HostEvent` message. If the host dies, the shell says so and offers to restart it.
-Works get their tab only when the host offers `work.*` methods.
+Works get their tab only when the host offers `work.*` methods; each agent's next scheduled wake and its
+use against a daily cap show in the agent list when the host offers `schedule.*` and `budget.*`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from desktop.shell.dialogs import AgentDialog, ConfirmDialog, HostLostDialog, Te
 from desktop.shell.entries import ApprovalPrompt
 from desktop.shell.files_view import FilesView
 from desktop.shell.memory_view import MemoryView
-from desktop.shell.roster import AgentState, agent_prompt
+from desktop.shell.roster import AgentState, agent_prompt, next_wake
 from desktop.shell.session import HostEvent, HostLost, HostSession
 from desktop.shell.style import CSS
 from desktop.shell.works_view import WorksView
@@ -111,6 +112,8 @@ class HearthApp(App[None]):
         self.kernel = status["kernel"]["state"]
         self.agents = {a["agentId"]: AgentState(AgentInfo.model_validate(a)) for a in listing["agents"]}
         self._take_early_questions()
+        for agent_id in self.agents:
+            await self._own_time(agent_id)
         self._render_roster()
         if self.current not in self.agents:
             self.current = next(iter(self.agents), None)
@@ -139,6 +142,26 @@ class HearthApp(App[None]):
                 return
         main.show_tab("works-tab")
         self.query_one("#works-view", WorksView).refresh_works()
+
+    async def _own_time(self, agent_id: str) -> None:
+        """Read the agent's next wake and today's spending (nothing when the host has no schedules)."""
+        state = self.agents.get(agent_id)
+        if state is None:
+            return
+        try:
+            schedules = (await self.call("schedule.list", {"agentId": agent_id}))["schedules"]
+            state.budget = await self.call("budget.get", {"agentId": agent_id})
+        except JsonRpcError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                self.notify(exc.message, severity="error")
+            return
+        state.wake = next_wake(schedules)
+
+    @work(group="own-time")
+    async def refresh_own_time(self, agent_id: str) -> None:
+        await self._own_time(agent_id)
+        self._refresh_agent(agent_id)
+        self._settled()
 
     def _host_line(self) -> None:
         words = {"up": "ready", "starting": "kernel starting…", "down": "kernel restarting…"}
@@ -208,7 +231,15 @@ class HearthApp(App[None]):
             if method == "agent.ended":
                 state.failed = params.get("reason") == "error"
                 state.sent.pop(str(params.get("runId")), None)
+                if state.budget is not None and any(state.budget["limits"].values()):
+                    self.refresh_own_time(agent_id)
             self._refresh_agent(agent_id)
+        elif method in ("schedule.updated", "schedule.fired"):
+            owner = (params.get("schedule") or params.get("firing") or {}).get("agentId")
+            for known in [owner] if owner in self.agents else list(self.agents):
+                self.refresh_own_time(known)
+        elif method == "agent.warning":
+            self.notify(str(params.get("message", "")), severity="warning", title=str(agent_id or "warning"))
         elif method in ("memory.changed", "memory.proposed") and agent_id == self.current:
             self.query_one("#memory-view", MemoryView).refresh_facts()
             if method == "memory.proposed":

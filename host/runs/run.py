@@ -29,18 +29,24 @@ TurnEvent = TurnDeltaEvent | TurnMessageEvent | TurnToolEvent
 
 @dataclass(frozen=True, slots=True)
 class RunOrigin:
-    """What started a run: a person's message, a peer's wake (and how far down a chain), or a Work instruction.
+    """What started a run: a person's message, a peer's wake (and how far down a chain), a Work instruction,
+    or a schedule's firing.
 
     `work_id` makes it a Work run: its transcript, prompt, tools and sandbox are the Work's. `project_root` is a
-    directory the person opened the run on (an editor's project): its policy lets the run read it.
+    directory the person opened the run on (an editor's project): its policy lets the run read it. `chain_id`
+    and `path` are the chain of messages the run is part of (`host.together.chains`), `path` ending with this
+    run's agent; `firing_id` names the schedule firing that started it.
     """
 
-    kind: Literal["user", "wake", "answer", "work"] = "user"
+    kind: Literal["user", "wake", "answer", "work", "schedule"] = "user"
     from_agent: str | None = None
     hops: int = 0
     request_id: str | None = None
     work_id: str | None = None
     project_root: str | None = None
+    chain_id: str | None = None
+    path: tuple[str, ...] = ()
+    firing_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

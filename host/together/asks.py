@@ -33,6 +33,20 @@ RETRY_SECONDS = 5.0
 """How long a write the disk refused (an expiry, an outcome's delivery) waits before it is tried again."""
 
 
+def _question(request: Request) -> InboxItem:
+    """The receiver's inbox item for a request's question, carrying the asker's chain on."""
+    return InboxItem(
+        new_run_id(),
+        "wake",
+        request.question,
+        from_agent=request.asker,
+        hops=request.hops,
+        request_id=request.request_id,
+        chain_id=request.chain_id,
+        path=request.path,
+    )
+
+
 def final_text(runs: RunManager, run: Run) -> str:
     """The run's last complete assistant text (empty when it said nothing)."""
     for event in runs.transcript_of(run).read_backwards():
@@ -75,7 +89,17 @@ class RequestDesk:
         self._unsent: set[str] = set()  # closed requests whose outcome the disk refused so far
         deliveries.end_listeners.append(self.item_ended)
 
-    async def ask(self, asker: str, receiver: str, question: str, timeout: float, hops: int) -> tuple[Request, int]:
+    async def ask(
+        self,
+        asker: str,
+        receiver: str,
+        question: str,
+        timeout: float,
+        hops: int,
+        *,
+        chain_id: str | None = None,
+        path: tuple[str, ...] = (),
+    ) -> tuple[Request, int]:
         """Put the question in the receiver's inbox, then record the request, then start the question if it can.
 
         Returns:
@@ -85,10 +109,21 @@ class RequestDesk:
             StorageError: the question or the request could not be stored: there is no request.
         """
         request_id = new_request_id()
-        item = InboxItem(new_run_id(), "wake", question, from_agent=asker, hops=hops, request_id=request_id)
+        item = InboxItem(
+            new_run_id(),
+            "wake",
+            question,
+            from_agent=asker,
+            hops=hops,
+            request_id=request_id,
+            chain_id=chain_id,
+            path=path,
+        )
         await self._deliveries.enqueue(receiver, item)
         try:
-            request = self.book.open_request(asker, receiver, question, timeout, hops, request_id=request_id)
+            request = self.book.open_request(
+                asker, receiver, question, timeout, hops, request_id=request_id, chain_id=chain_id, path=path
+            )
         except StorageError:
             await self._deliveries.withdraw(receiver, item.run_id)  # and at the next start, if still on disk
             raise
@@ -100,6 +135,24 @@ class RequestDesk:
             waiting = self._deliveries.inbox(receiver).waiting()
             position = next((n for n, i in enumerate(waiting, 1) if i.run_id == item.run_id), 1)
         return request, position
+
+    def refuse_at_once(
+        self, asker: str, receiver: str, question: str, hops: int, reason: str, why: str, path: tuple[str, ...]
+    ) -> Request | None:
+        """Record a request the host refuses before it goes out (a loop, a spent budget): closed `refused` with
+        `reason`, its outcome delivered by the asker's tool result, nothing put in the receiver's inbox.
+
+        Returns:
+            The closed request, or None when the disk refused to record it (the refusal stands all the same).
+        """
+        try:
+            request = self.book.open_request(asker, receiver, question, 0, hops, path=path)
+            self.book.close(request.request_id, "refused", why, reason=reason)
+            self.book.mark_delivered(request.request_id)
+        except StorageError as exc:
+            logger.error("a refused request from %s to %s could not be recorded: %s", asker, receiver, exc.message)
+            return None
+        return self.book.get(request.request_id)
 
     async def reply(self, receiver: str, request_id: str, answer: str) -> tuple[str, bool]:
         """`reply_to_agent`: (message for the model, whether it is an error)."""
@@ -157,6 +210,8 @@ class RequestDesk:
                     hops=request.hops,
                     request_id=request.request_id,
                     status=request.status,
+                    chain_id=request.chain_id,
+                    path=(*request.path, request.receiver) if request.chain_id else (),
                 )
                 try:
                     await self._deliveries.enqueue(request.asker, outcome)
@@ -210,15 +265,7 @@ class RequestDesk:
             elif request.open:
                 inbox = self._deliveries.inbox(request.receiver)
                 if not any(i.kind == "wake" and i.request_id == request.request_id for i in inbox.items):
-                    item = InboxItem(
-                        new_run_id(),
-                        "wake",
-                        request.question,
-                        from_agent=request.asker,
-                        hops=request.hops,
-                        request_id=request.request_id,
-                    )
-                    await self._deliveries.enqueue(request.receiver, item)
+                    await self._deliveries.enqueue(request.receiver, _question(request))
             else:
                 if self._store.exists(request.receiver):
                     inbox = self._deliveries.inbox(request.receiver)

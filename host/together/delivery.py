@@ -201,7 +201,7 @@ class Deliveries:
 
     def _transcript(self, agent_id: str, item: InboxItem) -> Transcript:
         """Where the item's runs write (its agent's transcript, or the member's in a Work)."""
-        return self._runs.transcript_of(Run(item.run_id, agent_id, _origin(item)))
+        return self._runs.transcript_of(Run(item.run_id, agent_id, _origin(item, agent_id)))
 
     def _last_seq(self, agent_id: str, item: InboxItem) -> int:
         try:
@@ -270,7 +270,7 @@ class Deliveries:
             return
         item = next(item for item in items if item.started)
         try:
-            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=_origin(item))
+            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=_origin(item, agent_id))
         except BaseException:
             await self._change(agent_id, lambda inbox: inbox.marked(item.run_id, False), write=False)
             raise
@@ -439,7 +439,7 @@ class Deliveries:
             await self.pump(agent_id)
 
 
-def _origin(item: InboxItem) -> RunOrigin:
+def _origin(item: InboxItem, agent_id: str) -> RunOrigin:
     return RunOrigin(
         kind=item.kind,
         from_agent=item.from_agent,
@@ -447,4 +447,7 @@ def _origin(item: InboxItem) -> RunOrigin:
         request_id=item.request_id,
         work_id=item.work_id,
         project_root=item.project_root,
+        chain_id=item.chain_id or item.run_id,
+        path=(*item.path, agent_id),
+        firing_id=item.firing_id,
     )

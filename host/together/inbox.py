@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 INBOX_FILE = "inbox.json"
 
-ItemKind = Literal["user", "wake", "answer", "work"]
+ItemKind = Literal["user", "wake", "answer", "work", "schedule"]
 
 
 def new_run_id() -> str:
@@ -58,6 +58,11 @@ class InboxItem:
     after_seq: int = 0
     attachments: list[dict[str, str]] | None = None
     """A person's attached files (`Attachment` in wire form), written with the message, apart from its text."""
+    chain_id: str | None = None
+    path: tuple[str, ...] = ()
+    """The agents the chain of messages reached before this item's receiver (`host.together.chains`)."""
+    firing_id: str | None = None
+    """The schedule firing this item's run answers (kind `schedule`, or `work` for a Work's schedule)."""
 
     def retried(self) -> InboxItem:
         """The item as its next attempt: a new run id, not started."""
@@ -65,7 +70,7 @@ class InboxItem:
 
     def event(self) -> dict[str, Any]:
         """The transcript event that starts this item's run."""
-        if self.kind in ("user", "work"):
+        if self.kind in ("user", "work", "schedule"):
             attached = [Attachment.model_validate(a) for a in self.attachments] if self.attachments else None
             return UserEvent(text=self.text, attachments=attached).model_dump(mode="json", exclude_none=True)
         wake = WakeEvent(
@@ -79,7 +84,8 @@ class InboxItem:
 
     @staticmethod
     def from_json(raw: dict[str, Any]) -> InboxItem:
-        return InboxItem(**{key: raw[key] for key in InboxItem.__dataclass_fields__ if key in raw})
+        item = InboxItem(**{key: raw[key] for key in InboxItem.__dataclass_fields__ if key in raw})
+        return replace(item, path=tuple(item.path))
 
 
 class Inbox:

@@ -5,7 +5,9 @@ A wake goes one hop further down the chain than the run that sends it; a person'
 at 0. A wake or question that would reach past `maxHops` agents is refused to the sender and leaves
 nothing on the receiver, and so is one past the flood bounds: one run sends at most `MAX_SENT_PER_RUN`
 messages and questions, and at most `MAX_WAITING_FROM_ONE_AGENT` of one agent's are in another's inbox at
-once (a person's messages are never counted or refused). An agent creates at most one teammate per turn.
+once (a person's messages are never counted or refused). A message that would loop back to an agent the chain
+already reached twice, or that comes from a chain past its model budget, or that would wake an agent whose day's
+budget is spent, is refused (`host.together.chains`). An agent creates at most one teammate per turn.
 None of these tools is offered in a Work run, where a member must not see its teammates' private
 conversations.
 """
@@ -22,6 +24,7 @@ from host.runs.host_tools import ArgumentsError, HostCall, parse_arguments, tool
 from host.runs.scheduler import RunManager, RunOrigin
 from host.store.agents import Agent, AgentStore
 from host.together.asks import RequestDesk
+from host.together.chains import ChainGuard
 from host.together.delivery import Deliveries
 from host.together.inbox import InboxItem
 from host.together.peer_view import render_peer_transcript
@@ -84,6 +87,7 @@ class PeerTools:
         desk: the requests.
         agents: agent lifecycle (for create_agent).
         max_hops: the host setting, read at each call.
+        guard: refuses loops and spent budgets (none: only hops and floods are bounded).
     """
 
     def __init__(
@@ -94,7 +98,9 @@ class PeerTools:
         desk: RequestDesk,
         agents: AgentService,
         max_hops: Callable[[], int],
+        guard: ChainGuard | None = None,
     ) -> None:
+        self._guard = guard
         self._store = store
         self._runs = runs
         self._deliveries = deliveries
@@ -129,10 +135,19 @@ class PeerTools:
         args = parse_arguments(SendToAgentArgs, raw)
         problem = self._peer(call, args.agent_id)
         hops = call.origin.hops + 1
-        problem = problem or chain_refusal(hops, self._max_hops()) or self._flood(call, args.agent_id)
+        problem = problem or chain_refusal(hops, self._max_hops()) or self._chain(call, args.agent_id)
+        problem = problem or self._flood(call, args.agent_id)
         if problem:
             return problem, True
-        item = InboxItem(_run_id(), "wake", args.message, from_agent=call.agent.agent_id, hops=hops)
+        item = InboxItem(
+            _run_id(),
+            "wake",
+            args.message,
+            from_agent=call.agent.agent_id,
+            hops=hops,
+            chain_id=call.origin.chain_id,
+            path=call.origin.path,
+        )
         with self._counted(call):
             _, position = await self._deliveries.deliver(args.agent_id, item, interrupt=args.priority)
         if args.priority:
@@ -148,9 +163,22 @@ class PeerTools:
         problem = problem or self._flood(call, args.agent_id)
         if problem:
             return problem, True
+        refused = self._chain(call, args.agent_id)
+        if refused:
+            reason = refused.removeprefix("refused: ").split(".", 1)[0]
+            closed = self._desk.refuse_at_once(
+                call.agent.agent_id, args.agent_id, args.question, hops, reason, refused, call.origin.path
+            )
+            return (f"Request {closed.request_id} {refused}" if closed is not None else refused), True
         with self._counted(call):
             request, position = await self._desk.ask(
-                call.agent.agent_id, args.agent_id, args.question, args.timeout_seconds, hops
+                call.agent.agent_id,
+                args.agent_id,
+                args.question,
+                args.timeout_seconds,
+                hops,
+                chain_id=call.origin.chain_id,
+                path=call.origin.path,
             )
         where = "it is reading it now" if position == 0 else f"it is busy; your question is number {position} in line"
         return (
@@ -159,6 +187,12 @@ class PeerTools:
             "have other work.",
             False,
         )
+
+    def _chain(self, call: HostCall, receiver: str) -> str | None:
+        """Why this run's chain may not reach `receiver`: a loop or a spent budget (None when it may)."""
+        if self._guard is None:
+            return None
+        return self._guard.refusal(call.origin.chain_id, call.origin.path, receiver)
 
     def _flood(self, call: HostCall, receiver: str) -> str | None:
         """Why this run may not send `receiver` one more message or question (None when it may)."""

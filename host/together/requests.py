@@ -46,6 +46,11 @@ class Request:
     answer: str = ""
     closed_at: float | None = None
     delivered: bool = False
+    chain_id: str | None = None
+    path: tuple[str, ...] = ()
+    """The asker's chain of messages (`host.together.chains`): its answer carries it on."""
+    reason: str | None = None
+    """Why it was refused, as a word (`loop`, `budget`), when the host refused it."""
 
     @property
     def open(self) -> bool:
@@ -93,6 +98,8 @@ class RequestBook:
                 float(entry["deadline"]),
                 int(entry["hops"]),
                 float(entry["at"]),
+                chain_id=entry.get("chain"),
+                path=tuple(entry.get("path") or ()),
             )
         elif op == "close" and request_id in self._requests:
             self._requests[request_id] = replace(
@@ -100,6 +107,7 @@ class RequestBook:
                 status=entry["status"],
                 answer=str(entry.get("answer", "")),
                 closed_at=float(entry["at"]),
+                reason=entry.get("reason"),
             )
         elif op == "delivered" and request_id in self._requests:
             self._requests[request_id] = replace(self._requests[request_id], delivered=True)
@@ -127,7 +135,16 @@ class RequestBook:
             os.close(fd)
 
     def open_request(
-        self, asker: str, receiver: str, question: str, timeout: float, hops: int, *, request_id: str | None = None
+        self,
+        asker: str,
+        receiver: str,
+        question: str,
+        timeout: float,
+        hops: int,
+        *,
+        request_id: str | None = None,
+        chain_id: str | None = None,
+        path: tuple[str, ...] = (),
     ) -> Request:
         """Record a new request, durably, and return it.
 
@@ -136,7 +153,7 @@ class RequestBook:
         """
         now = self._clock.now()
         request_id = request_id or new_request_id()
-        entry = {
+        entry: dict[str, Any] = {
             "op": "open",
             "id": request_id,
             "asker": asker,
@@ -146,10 +163,14 @@ class RequestBook:
             "hops": hops,
             "at": now,
         }
+        if chain_id is not None:
+            entry.update(chain=chain_id, path=list(path))
         self._append(entry, f"the request to {receiver}")
         return self._requests[request_id]
 
-    def close(self, request_id: str, status: RequestStatus, answer: str) -> Request | None:
+    def close(
+        self, request_id: str, status: RequestStatus, answer: str, *, reason: str | None = None
+    ) -> Request | None:
         """Close an open request; None when it is unknown or already closed (nothing is written).
 
         Raises:
@@ -158,8 +179,10 @@ class RequestBook:
         request = self._requests.get(request_id)
         if request is None or not request.open:
             return None
-        entry = {"op": "close", "id": request_id, "status": status, "answer": answer, "at": self._clock.now()}
-        self._append(entry, f"the outcome of request {request_id}")
+        entry: dict[str, Any] = {"op": "close", "id": request_id, "status": status, "answer": answer}
+        if reason is not None:
+            entry["reason"] = reason
+        self._append({**entry, "at": self._clock.now()}, f"the outcome of request {request_id}")
         return self._requests[request_id]
 
     def mark_delivered(self, request_id: str) -> None:

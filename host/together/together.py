@@ -19,6 +19,7 @@ from host.runs.turns import TurnPlanner
 from host.store.agents import Agent, AgentStore
 from host.store.transcript import Transcript
 from host.together.asks import RequestDesk
+from host.together.chains import ChainGuard
 from host.together.clock import Clock, SystemClock
 from host.together.delivery import Deliveries
 from host.together.erase_copies import ConversationCopies
@@ -65,6 +66,8 @@ class Together:
         self.work_service = WorkService(self.works, store, runs, self.deliveries, notify)
         self.work_memories = WorkMemories(self.works.works_dir)
         self._work_planner: WorkRunPlanner | None = None
+        self.reconcilers: list[Callable[[], Awaitable[None]]] = []
+        """Run at start-up once the inboxes and requests are recovered, before anything is delivered."""
         self._planner: TurnPlanner | None = None
 
     def connect(
@@ -74,14 +77,16 @@ class Together:
         host_tools: HostTools,
         kernel_info: Callable[[], KernelInitializeResult | None],
         max_hops: Callable[[], int],
+        guard: ChainGuard | None = None,
     ) -> None:
-        """Join the parts built after this one: agent lifecycle, the direct planner, the host-tool table."""
+        """Join the parts built after this one: agent lifecycle, the direct planner, the host-tool table (and
+        the chain guard that refuses loops and spent budgets)."""
         self._planner = planner
         self._work_planner = WorkRunPlanner(
             self._store, self.works, self.work_memories, planner, host_tools, kernel_info
         )
         host_tools.providers += [
-            PeerTools(self._store, self._runs, self.deliveries, self.desk, agents, max_hops),
+            PeerTools(self._store, self._runs, self.deliveries, self.desk, agents, max_hops, guard),
             WorkTools(self.work_service, self.work_memories, self._runs),
         ]
         agents.before_delete.append(self._before_delete)
@@ -117,6 +122,8 @@ class Together:
         """At start-up, before the shell is served: deliver what waited when the host last stopped, once."""
         waiting = await self.deliveries.recover()
         await self.desk.recover()
+        for reconcile in self.reconcilers:
+            await reconcile()
         await self.deliveries.pump_all()
         if waiting:
             logger.info("delivering %d run(s) that waited when the host last stopped", waiting)

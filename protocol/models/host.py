@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from protocol.ids import Decision
 from protocol.models.agents import AgentInfo, AgentStatus
@@ -18,6 +18,7 @@ from protocol.models.handshake import (
 )
 from protocol.models.kernel import ShellAvailability
 from protocol.models.transcript import AssistantEvent, EndReason, StopReason, UsageInfo, UserEvent, WakeEvent
+from protocol.models.zones import check_time_zone
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -79,12 +80,30 @@ class HostSettings(WireModel):
     max_hops: int = Field(
         default=4, ge=1, le=32, description="How many agents a chain of wakes may reach, the first included."
     )
+    time_zone: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The person's IANA time zone (`Europe/Berlin`): schedules and budget days are read in it. "
+        "Null: the system's.",
+    )
+    chain_budget: int = Field(
+        default=200,
+        ge=1,
+        le=100_000,
+        description="How many model requests one chain of messages may use across all its hops.",
+    )
+
+    _zone = field_validator("time_zone")(check_time_zone)
 
 
 class SettingsSetParams(Params):
     max_concurrent_runs: int | None = Field(default=None, ge=1, le=64)
     shell_sandbox: Literal["auto", "off"] | None = None
     max_hops: int | None = Field(default=None, ge=1, le=32)
+    time_zone: str | None = Field(default=None, min_length=1, max_length=64)
+    chain_budget: int | None = Field(default=None, ge=1, le=100_000)
+
+    _zone = field_validator("time_zone")(check_time_zone)
 
 
 class AgentUpdatedEvent(WireModel):

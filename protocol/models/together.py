@@ -40,8 +40,9 @@ REQUEST_ID_PATTERN = r"^q-[0-9a-f]{12}$"
 RequestStatus = Literal["answered", "timeout", "failed", "refused"]
 """How a request ended: every request ends with exactly one of these."""
 
-QueuedRunKind = Literal["user", "wake", "answer", "work"]
-"""What a queued run answers: a person's message, a peer's wake, a request's outcome, a Work instruction."""
+QueuedRunKind = Literal["user", "wake", "answer", "work", "schedule"]
+"""What a queued run answers: a person's message, a peer's wake, a request's outcome, a Work instruction, or a
+schedule's firing."""
 
 AgentId = Annotated[str, Field(pattern=AGENT_ID_PATTERN, description="The other agent's id, as the roster shows it.")]
 

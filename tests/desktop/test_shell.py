@@ -390,6 +390,30 @@ def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp
     asyncio.run(main())
 
 
+def test_the_agent_list_shows_each_agents_next_wake_and_its_use_against_a_cap(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path, env={"HEARTH_TEST_CLOCK": "1800000000"}) as host:
+            await host.call("settings.set", {"timeZone": "UTC"})
+            await host.call("agent.create", {"name": "Ops", "settings": TOOLS})
+            await host.call("agent.create", {"name": "Zed", "settings": TOOLS})
+            await host.call("schedule.add", {"agentId": "ops", "everySeconds": 3600, "message": "say tick"})
+            await host.call("budget.set", {"agentId": "ops", "requestsPerDay": 50})
+            async with _shell(tmp_path, "ops") as (app, pilot):
+                options = app.query_one("#agents", OptionList)
+
+                def prompt(index: int) -> str:
+                    return str(options.get_option_at_index(index).prompt)
+
+                await until(pilot, lambda: "next 01-15 09:00" in prompt(0) and "0/50 req today" in prompt(0))
+                assert "next" not in prompt(1) and "req today" not in prompt(1)  # no schedule, no cap: nothing
+                await host.call("schedule.add", {"agentId": "zed", "everySeconds": 600, "message": "say tock"})
+                await until(pilot, lambda: "next 01-15 08:10" in prompt(1))
+                await _say(pilot, "say hello")
+                await until(pilot, lambda: "/50 req today" in prompt(0) and "0/50" not in prompt(0))
+
+    asyncio.run(main())
+
+
 def test_a_failed_mcp_server_shows_in_the_chat_with_its_likely_cause_and_stderr(tmp_path: Path) -> None:
     """Issue 25.4: the failure is not silent; the turn still answers."""
     missing = {"name": "missing", "command": sys.executable, "args": ["-m", "no_such_module_hearth"]}

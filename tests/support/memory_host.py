@@ -15,6 +15,7 @@ from pathlib import Path
 
 from host.app import HostServer
 from host.config import HostConfig
+from host.schedules import ScheduleClock
 from host.supervisor import KernelChild
 from host.together.clock import Clock
 from kernel.server import KernelServer
@@ -67,6 +68,7 @@ class MemoryHost(TestShell):
         initialize: send `initialize` on entry.
         launcher: how kernels start (default: a `MemoryKernel` each time, kept in `kernels`).
         clock: the time source of request deadlines (default: the system's).
+        schedule_clock: the schedules' clock (a `ManualClock` also adds `debug.advanceClock`).
     """
 
     def __init__(
@@ -76,12 +78,15 @@ class MemoryHost(TestShell):
         initialize: bool = True,
         launcher: KernelFactory | None = None,
         clock: Clock | None = None,
+        schedule_clock: ScheduleClock | None = None,
     ) -> None:
         super().__init__()
         self.data_dir = data_dir
         self.kernels: list[MemoryKernel] = []
         self._initialize = initialize
-        config = HostConfig(data_dir=data_dir, kernel_launcher=launcher or self._launch, listen=False)
+        config = HostConfig(
+            data_dir=data_dir, kernel_launcher=launcher or self._launch, listen=False, schedule_clock=schedule_clock
+        )
         self.server = HostServer(config if clock is None else replace(config, clock=clock))
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -51,7 +51,13 @@ def test_settings_set_is_written_applied_and_survives_a_restart_and_a_bad_value_
             assert bad.value.code == INVALID_PARAMS
         async with MemoryHost(tmp_path) as host:
             settings = await host.call("settings.get")
-            assert settings == {"maxConcurrentRuns": 2, "shellSandbox": "auto", "maxHops": 4}
+            assert settings == {
+                "maxConcurrentRuns": 2,
+                "shellSandbox": "auto",
+                "maxHops": 4,
+                "timeZone": None,
+                "chainBudget": 200,
+            }
 
     asyncio.run(main())
     assert json.loads((tmp_path / "settings.json").read_text(encoding="utf-8"))["maxConcurrentRuns"] == 2
