@@ -46,6 +46,7 @@ class MemoryView(Vertical):
         Binding("z", "erase", "Erase"),
         Binding("a", "note", "Add fact"),
         Binding("slash", "search", "Search"),
+        Binding("escape", "clear_search", "Clear search"),
     ]
 
     def __init__(self, call: Call, **kwargs: Any) -> None:
@@ -205,3 +206,9 @@ class MemoryView(Vertical):
             self.refresh_facts()
 
         self.app.push_screen(TextDialog("Search memory", self.query_text or ""), searched)
+
+    def action_clear_search(self) -> None:
+        """Back to the whole view from a search's hits."""
+        if self.query_text:
+            self.query_text = None
+            self.refresh_facts()

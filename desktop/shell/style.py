@@ -34,8 +34,12 @@ MemoryView { height: 1fr; }
 #work-board { height: 1fr; }
 #work-timeline { height: 1fr; }
 .dialog { align: center middle; }
-.dialog-box { width: 72; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
-.dialog-question { text-style: bold; margin-bottom: 1; }
+.dialog-box {
+    width: 72; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
+    border: thick $primary; background: $surface; padding: 1 2;
+}
+/* The question wraps inside the box: a person reads all of what an irreversible step does, at 80x24 too. */
+.dialog-question { width: 100%; text-style: bold; margin-bottom: 1; }
 .dialog-buttons { height: auto; margin-top: 1; }
 .dialog-buttons Button { margin-right: 2; }
 .switch-row { height: auto; }

@@ -41,10 +41,12 @@ async def _say(pilot: Any, text: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _shell(data_dir: Path, agent_id: str, **options: Any) -> AsyncIterator[tuple[HearthApp, Any]]:
+async def _shell(
+    data_dir: Path, agent_id: str, *, size: tuple[int, int] = SIZE, **options: Any
+) -> AsyncIterator[tuple[HearthApp, Any]]:
     """The shell attached to the host running on `data_dir`, once it shows `agent_id`'s chat."""
     app = HearthApp(data_dir, **options)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.current == agent_id and app.query_one(ChatView).agent is not None)
         yield app, pilot
 
@@ -258,6 +260,11 @@ def test_a_person_searches_erases_after_a_confirmation_and_edits_a_proposed_fact
                 await _answer_text_dialog(pilot, "slash", "bikes")
                 await until(pilot, lambda: set(memory.records) == {bikes["id"]})
                 await _answer_text_dialog(pilot, "slash", "")
+                await until(pilot, lambda: set(memory.records) == {tea["id"], bikes["id"]})
+                # Escape leaves a search for the whole view.
+                await _answer_text_dialog(pilot, "slash", "bikes")
+                await until(pilot, lambda: set(memory.records) == {bikes["id"]})
+                await pilot.press("escape")
                 await until(pilot, lambda: set(memory.records) == {tea["id"], bikes["id"]})
                 # Erase asks first: "n" keeps the fact, "y" erases it and only it.
                 table.move_cursor(row=table.get_row_index(tea["id"]))
