@@ -139,6 +139,9 @@ class ChatView(Vertical):
         return self.agent.name if self.agent is not None else "agent"
 
     def _ended(self, reason: str, error: str | None) -> None:
+        for tool in self._tools.values():
+            if tool.running:
+                tool.stopped("cancelled" if reason == "cancelled" else "stopped: the turn ended first")
         if reason == "error":
             self._add(Notice(f"error: {error}" + _fix_for(error), error=True))
         elif reason == "cancelled":
@@ -149,7 +152,10 @@ class ChatView(Vertical):
         if method == "agent.started":  # the message a run answers, whichever client (or agent) sent it
             self._replay(_whole_or_marked(params))
         elif method == "agent.delta":
-            self._got_words = True
+            if not self._got_words:  # the words have begun: what the status said while it waited is stale
+                self._got_words = True
+                if self._run_started is not None and not self._prompts:
+                    self.set_status("running")
             if self._reply is None:
                 self._reply = ReplyEntry(self.agent_name)
                 self._add(self._reply)

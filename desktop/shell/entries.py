@@ -73,6 +73,14 @@ class ToolEntry(Static):
         self.outcome = outcome
         self.update(Text.assemble((self._head, "bold"), "  ", (outcome, style)))
 
+    @property
+    def running(self) -> bool:
+        return self.outcome == "running…"
+
+    def stopped(self, why: str) -> None:
+        """The turn ended with the call unfinished (cancelled, failed): it no longer says it runs."""
+        self._render_line(why, "yellow")
+
     def complete(self, content: str, *, is_error: bool, asked: bool) -> None:
         if is_error and content.startswith("denied:"):
             word = "denied by you" if asked else "refused"

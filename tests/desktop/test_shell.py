@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import DataTable, Input, Label, OptionList, Switch, TabbedContent, TextArea
 
-from desktop.shell import HearthApp
+from desktop.shell import HearthApp, chat_view
 from desktop.shell.chat_view import ChatView
 from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from desktop.shell.memory_view import MemoryView
@@ -199,6 +200,43 @@ def test_messages_typed_while_busy_wait_in_the_queue_and_a_cancel_stops_the_turn
             users = [e["text"] for e in transcript if e["type"] == "user"]
             assert users == ["run echo first", "say queued one", "run echo second"]
             assert [e["reason"] for e in transcript if e["type"] == "ended"] == ["idle", "idle", "cancelled"]
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_tool_call_no_longer_says_running_and_words_replace_the_wait_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25.8: a cancelled call read "running…" forever; the note about a slow start stayed while text streamed."""
+    dawdle = {"match": "^dawdle$", "on": "user", "reply": "abc", "chunkChars": 1, "delayMs": 2500}
+    settings = {"model": {"provider": "scripted", "rules": [dawdle, *TOOLS["model"]["rules"]]}}
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ops", "settings": settings})
+            async with _shell(tmp_path, "ops") as (app, pilot):
+                status = app.query_one("#status")
+                await _say(pilot, "run sleep 60")
+                await until(pilot, lambda: len(app.query(ApprovalPrompt)) == 1)
+                app.query_one(ApprovalPrompt).focus()
+                await pilot.press("y")
+                await until(pilot, lambda: _tools(app) == ["running…"])
+                app.query_one("#prompt", Input).focus()
+                await pilot.press("escape")
+                await until(pilot, lambda: any("cancelled" in str(n.render()) for n in app.query(Notice)))
+                assert _tools(app) == ["cancelled"]
+                # The slow-start note is due at once (the view's timer would show it after SLOW_START).
+                monkeypatch.setattr(chat_view, "SLOW_START", 0.0)
+                view = app.query_one(ChatView)
+                await _say(pilot, "dawdle")
+                await until(
+                    pilot, lambda: bool(app.query(UserEntry)) and "dawdle" in str(app.query(UserEntry)[-1].render())
+                )
+                view._explain_wait()
+                assert "first words" in str(status.render()), str(status.render())
+                await until(pilot, lambda: any(text.startswith("a") for text in _replies(app)))
+                assert "replying" in str(status.render()), str(status.render())
+                await until(pilot, lambda: "abc" in _replies(app))
 
     asyncio.run(main())
 
