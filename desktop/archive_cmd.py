@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop.client import connect_host
 from protocol.dispatch import Router
-from protocol.errors import JsonRpcError
+from protocol.errors import CONFLICT, JsonRpcError
 
 __all__ = ["run_export", "run_import", "run_adopt"]
 
@@ -25,11 +25,13 @@ async def _call(data_dir: Path, method: str, params: dict[str, object]) -> dict[
         return result
 
 
-def _request(data_dir: Path, method: str, params: dict[str, object]) -> dict[str, Any] | None:
+def _request(data_dir: Path, method: str, params: dict[str, object], *, on_conflict: str = "") -> dict[str, Any] | None:
     try:
         return asyncio.run(_call(data_dir, method, params))
     except JsonRpcError as exc:
         print(f"hearth: {exc.message}", file=sys.stderr)
+        if exc.code == CONFLICT and on_conflict:
+            print(on_conflict, file=sys.stderr)
         return None
 
 
@@ -52,7 +54,8 @@ def run_import(file: Path, data_dir: Path, agent_id: str | None = None) -> int:
     params: dict[str, object] = {"path": str(file.resolve())}
     if agent_id:
         params["agentId"] = agent_id
-    done = _request(data_dir, "agent.import", params)
+    elsewhere = f"  to import it beside that agent: hearth import {file} --agent-id NEW_ID"
+    done = _request(data_dir, "agent.import", params, on_conflict=elsewhere)
     if done is None:
         return 1
     name = done["agent"]["agentId"]

@@ -129,15 +129,48 @@ class ConnectionClosedError(JsonRpcError):
 
 
 def describe_validation_error(exc: ValidationError) -> str:
-    """A one-line summary of what was wrong with the params, without pydantic's text or input values."""
+    """A one-line summary of what was wrong with the params: where, what would be right, and pydantic's error
+    type; never the input's value (a secret may be in it)."""
     parts = []
     for err in exc.errors()[:5]:
         where = ".".join(str(p) for p in err.get("loc", ())) or "params"
-        parts.append(f"{where}: {err.get('type', 'invalid')}")
+        kind = err.get("type", "invalid")
+        wanted = _WANTED.get(kind)
+        context = err.get("ctx") or {}
+        try:
+            parts.append(f"{where}: {wanted.format(**context)} ({kind})" if wanted else f"{where}: {kind}")
+        except (KeyError, IndexError):
+            parts.append(f"{where}: {kind}")
     more = exc.error_count() - len(parts)
     if more > 0:
         parts.append(f"and {more} more")
     return "Invalid params (" + "; ".join(parts) + ")"
+
+
+_WANTED = {
+    "missing": "is required",
+    "extra_forbidden": "is not a field here",
+    "string_pattern_mismatch": "must match {pattern}",
+    "string_too_short": "must be at least {min_length} characters",
+    "string_too_long": "must be at most {max_length} characters",
+    "too_short": "must have at least {min_length} items",
+    "too_long": "must have at most {max_length} items",
+    "literal_error": "must be {expected}",
+    "enum": "must be {expected}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than_equal": "must be at most {le}",
+    "greater_than": "must be more than {gt}",
+    "less_than": "must be less than {lt}",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+}
+"""What a field must be, by pydantic error type: the words a person reads beside the field's path."""
 
 
 def error_object_from_exception(exc: BaseException) -> dict[str, Any]:

@@ -82,7 +82,7 @@ class HearthApp(App[None]):
                 with TabPane("Files (F5)", id="files"):
                     yield FilesView(self.call, id="files-view")
                 with TabPane("Works (F7)", id="works-tab"):
-                    yield WorksView(self.call, id="works-view")
+                    yield WorksView(self.call, self._agent_names, id="works-view")
         yield Footer()
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
@@ -342,6 +342,9 @@ class HearthApp(App[None]):
     def _later(self, job: Coroutine[Any, Any, None]) -> None:
         """Run a dialog's follow-up host call in a worker, so the shell stays responsive."""
         self.run_worker(job, group="agents")
+
+    def _agent_names(self) -> dict[str, str]:
+        return {agent_id: state.info.name for agent_id, state in self.agents.items()}
 
     def action_tab(self, tab: str) -> None:
         pane = "works-tab" if tab == "works" else tab

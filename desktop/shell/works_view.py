@@ -1,6 +1,6 @@
 """Works, read over the wire (`work.list`, `work.timeline`): each shared room's members, its task board
 (status, assignee, the last handoff) and its timeline, refreshed as `work.updated` and `work.event` arrive.
-The shell only shows a Work; agents and the host change it.
+A person makes a Work here (`n`: its name, then its members by name); agents and the host change it.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from desktop.shell.dialogs import TextDialog
 from desktop.tables import one_line
 from protocol.errors import JsonRpcError
 
@@ -22,17 +24,24 @@ __all__ = ["WorksView"]
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
+EMPTY = "No Works yet. Press n to make one (a name, then the agents in it), or ask an agent to start one."
+
+
 class WorksView(Horizontal):
-    def __init__(self, call: Call, **kwargs: Any) -> None:
+    BINDINGS = [Binding("n", "new_work", "New Work")]
+
+    def __init__(self, call: Call, agents: Callable[[], dict[str, str]], **kwargs: Any) -> None:
+        """`agents()` maps each agent's id to its name (the members a person can name)."""
         super().__init__(**kwargs)
         self._call = call
+        self._agents = agents
         self.works: dict[str, dict[str, Any]] = {}
         self.current: str | None = None
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="works")
         with Vertical(id="work-detail"):
-            yield Static("No Works yet: agents start them, or `work.create` does.", id="work-members")
+            yield Static(EMPTY, id="work-members")
             yield DataTable(id="work-board", cursor_type="row")
             yield TextArea("", read_only=True, id="work-timeline")
 
@@ -80,3 +89,29 @@ class WorksView(Horizontal):
             return
         lines = [f"#{e['seq']:<4} {e['actor']} ({e['kind']}): {e['text']}" for e in page["entries"]]
         self.query_one("#work-timeline", TextArea).load_text("\n".join(lines) or "(an empty timeline)")
+
+    def action_new_work(self) -> None:
+        def named(name: str | None) -> None:
+            if name:
+                names = ", ".join(self._agents().values()) or "none yet"
+                question = f"Who works in {name}? Agents' names, separated by commas (agents: {names})"
+                self.app.push_screen(TextDialog(question), lambda members: self._create(name, members or ""))
+
+        self.app.push_screen(TextDialog("Name of the new Work", placeholder="e.g. Launch"), named)
+
+    @work(group="works-create")
+    async def _create(self, name: str, members: str) -> None:
+        by_name = {agent_name.casefold(): agent_id for agent_id, agent_name in self._agents().items()}
+        wanted = [part.strip() for part in members.split(",") if part.strip()]
+        unknown = [part for part in wanted if part.casefold() not in by_name and part not in self._agents()]
+        if unknown:
+            self.app.notify(f"no agent named {', '.join(unknown)}; the Work was not made", severity="error")
+            return
+        ids = [by_name.get(part.casefold(), part) for part in wanted]
+        try:
+            made = await self._call("work.create", {"name": name, "members": ids})
+        except JsonRpcError as exc:
+            self.app.notify(f"the Work was not made: {exc.message}", severity="error")
+            return
+        self.current = made["workId"]
+        self.refresh_works()

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Input, Label, OptionList, Switch, TabbedC
 
 from desktop.shell import HearthApp, chat_view
 from desktop.shell.chat_view import ChatView
+from desktop.shell.dialogs import TextDialog
 from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from desktop.shell.memory_view import MemoryView
 from tests.desktop.pilot import TOOLS, type_text, until
@@ -339,6 +340,16 @@ def test_a_person_searches_erases_after_a_confirmation_and_edits_a_proposed_fact
     asyncio.run(main())
 
 
+async def _fill_dialog(pilot: Any, text: str, *, key: str = "enter") -> None:
+    """Put `text` in the text dialog on show (or about to be) and leave it with `key`."""
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, TextDialog))
+    dialog = app.screen
+    dialog.query_one("#text", Input).value = text
+    await pilot.press(key)
+    await until(pilot, lambda: app.screen is not dialog)
+
+
 async def _answer_text_dialog(pilot: Any, key: str, text: str) -> None:
     """Open a text dialog with `key`, replace what it holds with `text` and submit it."""
     app = pilot.app
@@ -431,6 +442,36 @@ def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp
                 await host.call("work.post", {"workId": "launch", "text": "kick-off at nine"})
                 timeline = app.query_one("#work-timeline", TextArea)
                 await until(pilot, lambda: "kick-off at nine" in timeline.text)
+
+    asyncio.run(main())
+
+
+def test_a_person_makes_a_work_in_the_works_view_by_its_name_and_its_members_names(tmp_path: Path) -> None:
+    """Issue 25.9: the empty view named a wire method; now it says how a person makes a Work, and `n` does."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            for name in ("Ann", "Bob", "Cy"):
+                await host.call("agent.create", {"name": name})
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await pilot.press("f7")
+                said = str(app.query_one("#work-members").render())
+                assert "Press n to make one" in said and "work.create" not in said
+                await pilot.press("n")
+                await _fill_dialog(pilot, "Nobody", key="escape")
+                await pilot.press("n")
+                await _fill_dialog(pilot, "Launch")
+                await _fill_dialog(pilot, "ann, BOB, zed")
+                await until(
+                    pilot, lambda: bool(app._notifications) and "no agent named zed" in str(list(app._notifications))
+                )
+                assert (await host.call("work.list", {}))["works"] == [], "an unknown member makes no Work"
+                await pilot.press("n")
+                await _fill_dialog(pilot, "Launch")
+                await _fill_dialog(pilot, "ann, BOB")
+                await until(pilot, lambda: "members: ann, bob" in str(app.query_one("#work-members").render()))
+            (made,) = (await host.call("work.list", {}))["works"]
+            assert (made["name"], made["members"]) == ("Launch", ["ann", "bob"])
 
     asyncio.run(main())
 

@@ -114,6 +114,9 @@ def test_an_archive_asking_for_an_endpoint_a_secret_always_network_and_mcp_serve
             transcript = (target / "agents/spy/transcript.jsonl").read_text(encoding="utf-8")
             assert "toolPermission" not in transcript and "mcpServers" not in transcript
 
+            clash = await hearth_async(target, "import", str(archive), "--agent-id", "spy")
+            assert clash.returncode == 1 and "already exists" in clash.stderr
+            assert f"hearth import {archive} --agent-id NEW_ID" in clash.stderr, "the clash says how to import beside"
             wire = await host.call("agent.import", {"path": str(archive), "agentId": "spy-two"})
             assert [g["id"] for g in wire["requested"]] == GRANTS and not wire["signed"]
             assert wire["requested"][0]["model"]["baseUrl"] == server.url and wire["requested"][0]["secrets"] == [

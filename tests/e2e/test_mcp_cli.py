@@ -81,6 +81,8 @@ def test_a_person_adds_lists_and_removes_a_server_and_a_bad_one_is_refused_with_
     ):
         assert refused.returncode == 1 and refused.stderr.startswith("hearth: "), refused.stderr
         assert [s["name"] for s in _servers(tmp_path)] == ["notes"]
+    bad_name = _hearth(tmp_path, "mcp add", "ann", "Bad_Name", "--", sys.executable)
+    assert "name: must match ^[a-z0-9-]{1,40}$" in bad_name.stderr, "what a name must be, not a pydantic code alone"
 
     removed = _hearth(tmp_path, "mcp remove", "ann", "notes")
     assert removed.returncode == 0, removed.stderr
