@@ -226,6 +226,8 @@ class HearthApp(App[None]):
             _track_questions(state, method, params)
             if agent_id == self.current:
                 self.query_one("#chat-view", ChatView).host_event(method, params)
+                if _changes_files(method, params):
+                    self.query_one("#files-view", FilesView).changed()
             elif method == "agent.message":
                 state.unread += 1
             if method == "agent.ended":
@@ -242,6 +244,7 @@ class HearthApp(App[None]):
             self.notify(str(params.get("message", "")), severity="warning", title=str(agent_id or "warning"))
         elif method in ("memory.changed", "memory.proposed") and agent_id == self.current:
             self.query_one("#memory-view", MemoryView).refresh_facts()
+            self.query_one("#files-view", FilesView).changed()  # MEMORY.md and the ledger grew
             if method == "memory.proposed":
                 count = len(params.get("records", []))
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
@@ -441,3 +444,10 @@ def _track_questions(state: AgentState, method: str, params: dict[str, Any]) -> 
     elif method == "agent.ended":
         run_id = params.get("runId")
         state.questions = {call: q for call, q in state.questions.items() if q.get("runId") != run_id}
+
+
+def _changes_files(method: str, params: dict[str, Any]) -> bool:
+    """Whether a run event wrote the agent's transcript or may have changed its files (not a streamed delta)."""
+    if method == "agent.tool":
+        return params.get("status") == "completed"
+    return method in ("agent.started", "agent.message", "agent.ended")

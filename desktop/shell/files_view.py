@@ -1,6 +1,8 @@
 """An agent's directory, read-only: its files as a tree (scratch workspace first), a file's text, and the
 transcript as the host stores it. Everything is read through the host (`agent.files`, `agent.readFile`,
-`agent.transcript`); the shell never opens the agent's directory itself.
+`agent.transcript`); the shell never opens the agent's directory itself. The view stays live: what the host
+announces for the agent (a message, a tool's result, a run's end, a memory change) reads it again (the open
+folders, the file on show, the transcript) when it is on screen, or as soon as it is shown; `r` reads it again.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher, Tab, Tabs, TextArea, Tree
 from textual.widgets.tree import TreeNode
@@ -24,10 +27,16 @@ TRANSCRIPT_PAGE = 500
 
 
 class FilesView(Vertical):
+    BINDINGS = [Binding("r", "reload", "Refresh")]
+
     def __init__(self, call: Call, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._call = call
         self.agent_id: str | None = None
+        self._open: set[str] = set()
+        """The folders the person opened (paths), opened again when the tree is read again."""
+        self._file: str | None = None
+        self._stale = False
 
     def compose(self) -> ComposeResult:
         # Tabs and a switcher rather than a nested TabbedContent, which would fight the outer one over focus.
@@ -45,6 +54,7 @@ class FilesView(Vertical):
 
     def show(self, agent_id: str) -> None:
         self.agent_id = agent_id
+        self._open, self._file, self._stale = set(), None, False
         tree = self.query_one("#file-tree", Tree)
         tree.clear()
         tree.root.set_label(agent_id)
@@ -52,6 +62,24 @@ class FilesView(Vertical):
         self.query_one("#file-text", TextArea).load_text("")
         self.load_folder(tree.root)
         self.load_transcript()
+
+    def changed(self) -> None:
+        """The host announced a change to the agent on show: read it again now, or once the view is shown."""
+        if self.is_on_screen:
+            self.action_reload()
+        else:
+            self._stale = True
+
+    def on_show(self) -> None:
+        if self._stale:
+            self.action_reload()
+
+    def action_reload(self) -> None:
+        self._stale = False
+        self.load_folder(self.query_one("#file-tree", Tree).root)
+        self.load_transcript()
+        if self._file is not None:
+            self.load_file(self._file)
 
     @work(group="files")
     async def load_folder(self, node: TreeNode[Any]) -> None:
@@ -68,19 +96,27 @@ class FilesView(Vertical):
         for entry in entries:
             label = entry["name"] + ("/" if entry["kind"] == "dir" else " →" if entry["kind"] == "symlink" else "")
             if entry["kind"] == "dir":
-                node.add(label, data=entry["path"], allow_expand=True)
+                child = node.add(label, data=entry["path"], allow_expand=True)
+                if entry["path"] in self._open:
+                    self.load_folder(child)
             else:
                 node.add_leaf(f"{label}  {entry['size']} B" if entry["kind"] == "file" else label, data=entry["path"])
         node.expand()
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Any]) -> None:
-        if event.node is not event.node.tree.root and not event.node.children:
-            self.load_folder(event.node)
+        if event.node is not event.node.tree.root:
+            self._open.add(str(event.node.data))
+            if not event.node.children:
+                self.load_folder(event.node)
+
+    def on_tree_node_collapsed(self, event: Tree.NodeCollapsed[Any]) -> None:
+        self._open.discard(str(event.node.data))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Any]) -> None:
         if event.node.allow_expand or event.node.data is None or event.node is event.node.tree.root:
             return
-        self.load_file(str(event.node.data))
+        self._file = str(event.node.data)
+        self.load_file(self._file)
 
     @work(exclusive=True, group="file-text")
     async def load_file(self, path: str) -> None:

@@ -95,7 +95,11 @@ class WorksView(Horizontal):
             if name:
                 names = ", ".join(self._agents().values()) or "none yet"
                 question = f"Who works in {name}? Agents' names, separated by commas (agents: {names})"
-                self.app.push_screen(TextDialog(question), lambda members: self._create(name, members or ""))
+
+                def chosen(members: str | None) -> None:
+                    self._create(name, members or "")
+
+                self.app.push_screen(TextDialog(question), chosen)
 
         self.app.push_screen(TextDialog("Name of the new Work", placeholder="e.g. Launch"), named)
 

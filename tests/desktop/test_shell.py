@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, Label, OptionList, Switch, TabbedContent, TextArea
+from textual.widgets import DataTable, Input, Label, OptionList, Switch, TabbedContent, TextArea, Tree
 
 from desktop.shell import HearthApp, chat_view
 from desktop.shell.chat_view import ChatView
@@ -442,6 +442,38 @@ def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp
                 await host.call("work.post", {"workId": "launch", "text": "kick-off at nine"})
                 timeline = app.query_one("#work-timeline", TextArea)
                 await until(pilot, lambda: "kick-off at nine" in timeline.text)
+
+    asyncio.run(main())
+
+
+def test_files_and_the_transcript_follow_what_the_agent_does_on_screen_and_once_shown_again(tmp_path: Path) -> None:
+    """Issue 25.6: F5 was a snapshot taken when the agent was selected (`transcript.jsonl 0 B` after a talk)."""
+
+    def labels(node: Any) -> list[str]:
+        return [str(child.label) for child in node.children]
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann", "settings": {**TOOLS, "toolPermission": "always"}})
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await pilot.press("f5")
+                tree = app.query_one("#file-tree", Tree)
+                transcript = app.query_one("#transcript-pane", TextArea)
+                await until(pilot, lambda: any(label.startswith("scratch") for label in labels(tree.root)))
+                scratch = next(node for node in tree.root.children if str(node.label).startswith("scratch"))
+                scratch.expand()
+                await until(pilot, lambda: scratch.is_expanded)
+                assert "(nothing yet)" in transcript.text
+                await host.send_and_wait("ann", "run echo hello > made.txt")
+                await until(pilot, lambda: "run echo hello" in transcript.text)
+                scratch = next(node for node in tree.root.children if str(node.label).startswith("scratch"))
+                await until(pilot, lambda: any(label.startswith("made.txt") for label in labels(scratch)))
+                # Away from F5 the view waits; shown again, it reads what happened meanwhile.
+                await pilot.press("f3")
+                await host.send_and_wait("ann", "say while you were away")
+                assert "while you were away" not in transcript.text
+                await pilot.press("f5")
+                await until(pilot, lambda: "while you were away" in transcript.text)
 
     asyncio.run(main())
 
