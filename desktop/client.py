@@ -19,14 +19,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from protocol.dispatch import Router
 from protocol.endpoint import EndpointError, check_socket, read_endpoint
 from protocol.errors import NOT_AUTHORIZED, ConnectionClosedError, JsonRpcError
 from protocol.framing import READ_LIMIT
-from protocol.models.handshake import PROTOCOL_VERSION, InitializeResult
 from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport, stream_transport
+from protocol.version import PROTOCOL_VERSION
 
 __all__ = ["IDLE_EXIT_ENV", "DEFAULT_IDLE_EXIT", "HostLink", "host_command", "connect_host", "attach_or_start"]
 
@@ -56,7 +57,8 @@ class HostLink:
     transport: Transport
     peer: JsonRpcPeer
     serving: asyncio.Task[None]
-    info: InitializeResult
+    info: dict[str, Any]
+    """The host's `initialize` result, in wire form."""
     started_host: bool
 
     async def close(self) -> None:
@@ -96,9 +98,9 @@ async def _try_attach(data_dir: Path, router: Router, client: str, answers_appro
         "capabilities": {"approvals": answers_approvals},
     }
     try:
-        info = await peer.request("initialize", params, InitializeResult, timeout=30)
+        info: dict[str, Any] = await peer.request("initialize", params, timeout=30)
     except JsonRpcError as exc:
-        await HostLink(transport, peer, serving, InitializeResult.model_construct(), False).close()
+        await HostLink(transport, peer, serving, {}, False).close()
         if isinstance(exc, ConnectionClosedError) or exc.code == NOT_AUTHORIZED:
             return None  # the host was stopping, or restarted with a new token: look again
         raise

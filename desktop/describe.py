@@ -4,9 +4,10 @@ settings, a transcript event, a memory record, each as one short line a person c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.models.agents import AgentInfo, ModelSettings
+if TYPE_CHECKING:
+    from protocol.models.agents import AgentInfo, ModelSettings
 
 __all__ = [
     "describe_model",
@@ -20,18 +21,23 @@ __all__ = [
 LOCAL_MODEL_NOTE = "the embedded SmolLM2-135M model: tiny, for trying Hearth out"
 
 
-def describe_model(model: ModelSettings) -> str:
-    if model.provider == "local":
+def describe_model(model: ModelSettings | dict[str, Any]) -> str:
+    """A model, typed or in wire form (a one-shot command reads the wire's JSON as it is)."""
+    m = model if isinstance(model, dict) else model.model_dump(by_alias=True)
+    provider = m.get("provider", "local")
+    if provider == "local":
         return "local (embedded SmolLM2-135M)"
-    if model.provider == "scripted":
-        return f"scripted ({len(model.rules)} rules)"
-    where = f" at {model.base_url}" if model.base_url else ""
-    return f"{model.provider} {model.name}".strip() + where
+    if provider == "scripted":
+        return f"scripted ({len(m.get('rules') or [])} rules)"
+    where = f" at {m['baseUrl']}" if m.get("baseUrl") else ""
+    return f"{provider} {m.get('name') or ''}".strip() + where
 
 
-def describe_settings(agent: AgentInfo) -> str:
-    s = agent.settings
-    return f"memory {'on' if s.memory else 'off'}, tools {s.tool_permission}, network {'on' if s.network else 'off'}"
+def describe_settings(agent: AgentInfo | dict[str, Any]) -> str:
+    """An agent's switches, typed or in wire form."""
+    s = agent["settings"] if isinstance(agent, dict) else agent.settings.model_dump(by_alias=True)
+    memory, network = "on" if s.get("memory", True) else "off", "on" if s.get("network") else "off"
+    return f"memory {memory}, tools {s.get('toolPermission', 'ask')}, network {network}"
 
 
 _VERBS = {"shell": "run", "read": "read", "list": "list", "write": "write", "mcp": "use"}

@@ -15,12 +15,9 @@ from typing import Any
 
 from desktop.client import connect_host
 from desktop.describe import describe_event, describe_model, describe_settings, describe_trust
-from desktop.names import require_agent
-from desktop.schedule_cmd import describe_budget
 from desktop.tables import one_line, print_json, print_table
 from protocol.dispatch import Router
 from protocol.errors import JsonRpcError
-from protocol.models.agents import AgentInfo, AgentListResult
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["run_agents", "run_inspect", "gather_inspection"]
@@ -30,6 +27,8 @@ TAIL = 10
 
 async def gather_inspection(peer: JsonRpcPeer, ref: str) -> dict[str, Any]:
     """Everything `hearth inspect` shows, in wire form."""
+    from desktop.names import require_agent
+
     agent = await require_agent(peer, ref)
     ref_params = {"agentId": agent.agent_id}
     directory = await peer.request("agent.inspect", ref_params)
@@ -61,6 +60,9 @@ def _next_wake(schedules: list[dict[str, Any]]) -> str:
 
 
 def _print_inspection(found: dict[str, Any]) -> None:
+    from desktop.schedule_cmd import describe_budget
+    from protocol.models.agents import AgentInfo
+
     agent = AgentInfo.model_validate(found["agent"])
     directory, memory = found["directory"], found["memory"]
     sandbox = directory["sandbox"]
@@ -105,12 +107,14 @@ def _print_inspection(found: dict[str, Any]) -> None:
 
 async def _agents(data_dir: Path, as_json: bool) -> int:
     async with connect_host(data_dir, Router(), client="hearth-agents") as peer:
-        listing = await peer.request("agent.list", {}, AgentListResult)
+        # The wire's JSON as it is: `hearth agents` answers without loading a model (issue 25.2).
+        listing: dict[str, Any] = await peer.request("agent.list", {})
     if as_json:
-        print_json(listing.model_dump(mode="json", by_alias=True))
+        print_json(listing)
         return 0
     rows = [
-        (a.agent_id, a.name, a.status, describe_model(a.settings.model), describe_settings(a)) for a in listing.agents
+        (a["agentId"], a["name"], a["status"], describe_model(a["settings"].get("model") or {}), describe_settings(a))
+        for a in listing["agents"]
     ]
     print_table(
         ["id", "name", "status", "model", "settings"], rows, empty="(no agents yet: `hearth chat NAME` makes one)"

@@ -31,14 +31,9 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print Hearth's version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        # Not protocol.version: importing the protocol package would load pydantic and every wire model.
-        from importlib.metadata import PackageNotFoundError, version
+        from protocol.version import hearth_version  # the protocol package loads its names on first use
 
-        try:
-            found = version("hearth")
-        except PackageNotFoundError:
-            found = "0.0.0"
-        print(f"hearth {found}")
+        print(f"hearth {hearth_version()}")
         parser.exit()
 
 

@@ -14,24 +14,23 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, Protocol, TypeVar
-
-from jsonrpcserver import Error, Result, Success, async_dispatch_to_serializable
-from jsonrpcserver.async_dispatcher import dispatch_request
-from jsonrpcserver.dispatcher import create_request, to_response
-from jsonrpcserver.response import to_serializable_one
-from jsonrpcserver.sentinels import NOCONTEXT, NOID
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from protocol.errors import INVALID_PARAMS, error_object_from_exception
+
+if TYPE_CHECKING:
+    # jsonrpcserver (with jsonschema) and pydantic are imported when the first request arrives, not before:
+    # a one-shot command that only asks the host never pays for them.
+    from jsonrpcserver import Result
+    from pydantic import BaseModel
 
 __all__ = ["BATCH_GROUP", "Router", "Handler", "MethodTable"]
 
 BATCH_GROUP = 64
 """How many members of one batch run at once."""
 
-P = TypeVar("P", bound=BaseModel)
-Handler = Callable[[Any], Awaitable[BaseModel | None]]
+P = TypeVar("P", bound="BaseModel")
+Handler = Callable[[Any], Awaitable["BaseModel | None"]]
 
 
 def _given(messages: list[dict[str, Any]], _text: str) -> list[dict[str, Any]]:
@@ -68,6 +67,8 @@ class _Method:
         self._handler = handler
 
     async def __call__(self, *args: Any, **kwargs: Any) -> Result:
+        from jsonrpcserver import Error, Success
+
         if args:
             return Error(INVALID_PARAMS, "Invalid params (params must be an object)")
         try:
@@ -119,6 +120,12 @@ class Router:
         Returns:
             The response object (or list, for a batch), or None when no answer is due (notifications).
         """
+        from jsonrpcserver import async_dispatch_to_serializable
+        from jsonrpcserver.async_dispatcher import dispatch_request
+        from jsonrpcserver.dispatcher import create_request, to_response
+        from jsonrpcserver.response import to_serializable_one
+        from jsonrpcserver.sentinels import NOCONTEXT, NOID
+
         if isinstance(message, list):
             answers: list[Any] = []
             for start in range(0, len(message), BATCH_GROUP):

@@ -8,9 +8,11 @@ logged with its traceback on stderr and becomes INTERNAL_ERROR, with no stack te
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+import sys
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "PARSE_ERROR",
@@ -184,7 +186,9 @@ def error_object_from_exception(exc: BaseException) -> dict[str, Any]:
     """
     if isinstance(exc, JsonRpcError):
         return exc.to_object()
-    if isinstance(exc, ValidationError):
+    # Only a process that has loaded pydantic can have raised its ValidationError (one-shot clients never do).
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(exc, pydantic.ValidationError):
         return {"code": INVALID_PARAMS, "message": describe_validation_error(exc)}
     logger.error("unhandled error in a request handler", exc_info=exc)
     return {"code": INTERNAL_ERROR, "message": "Internal error (details are in the server log)"}

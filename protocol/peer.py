@@ -16,9 +16,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, overload
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from protocol.codec import FrameDecodeError, FrameEncodeError, decode_frame, encode_frame
 from protocol.dispatch import Router
@@ -43,6 +41,9 @@ from protocol.errors import (
 from protocol.framing import FrameTooLargeError, read_frame
 from protocol.transport import Transport
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 __all__ = ["DECODE_IN_THREAD_BYTES", "JsonRpcPeer", "NotificationHandler"]
 
 logger = logging.getLogger(__name__)
@@ -51,16 +52,16 @@ DECODE_IN_THREAD_BYTES = 1024 * 1024
 """Frames at least this long are decoded on a worker thread. The JSON decoder holds the interpreter while it
 builds the value, but the strictness checks that follow run in Python and let the loop take its turns."""
 
-R = TypeVar("R", bound=BaseModel)
+R = TypeVar("R", bound="BaseModel")
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 def _params_json(params: BaseModel | dict[str, Any] | None) -> dict[str, Any]:
     if params is None:
         return {}
-    if isinstance(params, BaseModel):
-        return params.model_dump(mode="json", by_alias=True)
-    return params
+    if isinstance(params, dict):
+        return params
+    return params.model_dump(mode="json", by_alias=True)
 
 
 class JsonRpcPeer:

@@ -1,13 +1,17 @@
-"""The installed Hearth's version, as the host reports it in `initialize` and the CLI in `--version`."""
+"""The versions: the wire's (`PROTOCOL_VERSION`, which `initialize` names) and the installed Hearth's, as the
+host reports it in `initialize` and the CLI in `--version`. Nothing here loads a model, so a client can name
+the wire's version cheaply."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+__all__ = ["PROTOCOL_VERSION", "hearth_version"]
 
-__all__ = ["hearth_version"]
+PROTOCOL_VERSION = "2026-11-01"
 
 
 def hearth_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # a tenth of a second: only when asked
+
     try:
         return version("hearth")
     except PackageNotFoundError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from protocol.models.base import Params, WireModel
+from protocol.version import PROTOCOL_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -12,8 +13,6 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
 ]
-
-PROTOCOL_VERSION = "2026-11-01"
 
 
 class ClientInfo(WireModel):
