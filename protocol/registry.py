@@ -12,9 +12,10 @@ from protocol.models import agents, host, kernel, mcp, warmup
 from protocol.models.agent_dir import AGENT_DIR_METHODS
 from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
+from protocol.models.knowledge import KNOWLEDGE_EVENTS, KNOWLEDGE_METHODS, KNOWLEDGE_TOOLS
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.secrets import SECRETS_METHODS
-from protocol.models.together import HOST_TOOLS
+from protocol.models.together import HOST_TOOLS as TOGETHER_TOOLS
 from protocol.models.works import WORK_EVENTS, WORK_METHODS
 
 __all__ = [
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 Method = tuple[type[BaseModel], type[BaseModel]]
+
+HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **KNOWLEDGE_TOOLS}
+"""Every host-executed tool whose arguments are a wire model, by its exact name."""
 
 HOST_METHODS: dict[str, Method] = {
     "initialize": (host.InitializeParams, host.InitializeResult),
@@ -50,6 +54,7 @@ HOST_METHODS: dict[str, Method] = {
     **MEMORY_METHODS,
     **WORK_METHODS,
     **ARCHIVE_METHODS,
+    **KNOWLEDGE_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
@@ -66,6 +71,7 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     "mcp.status": mcp.McpServerStatusEvent,
     **MEMORY_EVENTS,
     **WORK_EVENTS,
+    **KNOWLEDGE_EVENTS,
 }
 
 KERNEL_METHODS: dict[str, Method] = {

@@ -87,6 +87,11 @@ class AgentSettings(WireModel):
     network: bool = False
     extraction: Extraction = "auto"
     mcp_servers: list[McpServerSettings] = Field(default_factory=list)
+    knowledge: bool = Field(
+        default=True,
+        description="Documents a person admits (`knowledge.add`), searched by the agent's knowledge tools. Off: "
+        "no tool, no watcher, no indexing; what was admitted stays until it is removed.",
+    )
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 
@@ -101,6 +106,7 @@ class AgentSettingsPatch(Params):
     network: bool | None = None
     extraction: Extraction | None = None
     mcp_servers: list[McpServerSettings] | None = Field(default=None, description="Replaces the whole list.")
+    knowledge: bool | None = None
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 
