@@ -36,7 +36,12 @@ def markdown_blocks(text: str) -> list[Block]:
             continue
         if token.type == "hr":
             continue
-        body = "\n".join(line.rstrip() for line in lines[first:last]).strip("\n")
+        # A list's range runs on over the blank line after it: a block's place is its non-blank lines.
+        while last > first and not lines[last - 1].strip():
+            last -= 1
+        while first < last and not lines[first].strip():
+            first += 1
+        body = "\n".join(line.rstrip() for line in lines[first:last])
         if body.strip():
-            blocks.append(Block(body, tuple(t for _, t in headings), first + 1, max(first + 1, last)))
+            blocks.append(Block(body, tuple(t for _, t in headings), first + 1, last))
     return blocks
