@@ -36,6 +36,7 @@ from host.rpc.archive import register_archive_methods
 from host.rpc.kernel_calls import register_kernel_calls
 from host.rpc.knowledge import register_knowledge_methods
 from host.rpc.memory import memory_notification, register_memory_methods
+from host.rpc.proposals import register_proposal_methods
 from host.rpc.runs import register_run_methods
 from host.rpc.secrets import register_secrets_methods
 from host.rpc.session import register_session_methods
@@ -166,6 +167,7 @@ class HostServer:
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
         register_knowledge_methods(self.table, self.knowledge, self._knowledge_owner)
+        register_proposal_methods(self.table, self.hub, self.store)
         self.together.work_service.before_delete.append(lambda w: self.knowledge.deactivate(Owner("work", w)))
         archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
         register_archive_methods(self.table, archives, self.agents)

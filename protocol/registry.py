@@ -14,6 +14,7 @@ from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
 from protocol.models.knowledge import KNOWLEDGE_EVENTS, KNOWLEDGE_METHODS, KNOWLEDGE_TOOLS
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
+from protocol.models.proposals import PROPOSAL_METHODS
 from protocol.models.secrets import SECRETS_METHODS
 from protocol.models.together import HOST_TOOLS as TOGETHER_TOOLS
 from protocol.models.works import WORK_EVENTS, WORK_METHODS
@@ -55,6 +56,7 @@ HOST_METHODS: dict[str, Method] = {
     **WORK_METHODS,
     **ARCHIVE_METHODS,
     **KNOWLEDGE_METHODS,
+    **PROPOSAL_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
