@@ -41,11 +41,17 @@ def write_pdf(path: Path, pages: list[list[str]], outline: list[tuple[str, int]]
         root = add("")
         items = []
         for title, page in outline:
-            items.append(add(f"<< /Title ({_escape(title)}) /Parent {root} 0 R /Dest [{page_ids[page - 1]} 0 R /Fit] >>"))
+            items.append(
+                add(f"<< /Title ({_escape(title)}) /Parent {root} 0 R /Dest [{page_ids[page - 1]} 0 R /Fit] >>")
+            )
         for n, item in enumerate(items):
-            links = (f" /Prev {items[n - 1]} 0 R" if n else "") + (f" /Next {items[n + 1]} 0 R" if n + 1 < len(items) else "")
+            links = (f" /Prev {items[n - 1]} 0 R" if n else "") + (
+                f" /Next {items[n + 1]} 0 R" if n + 1 < len(items) else ""
+            )
             objects[item - 1] = objects[item - 1][:-2] + links.encode("latin-1") + b" >>"
-        objects[root - 1] = f"<< /Type /Outlines /First {items[0]} 0 R /Last {items[-1]} 0 R /Count {len(items)} >>".encode()
+        objects[root - 1] = (
+            f"<< /Type /Outlines /First {items[0]} 0 R /Last {items[-1]} 0 R /Count {len(items)} >>".encode()
+        )
         outline_ref = f" /Outlines {root} 0 R"
     objects[catalog - 1] = f"<< /Type /Catalog /Pages {pages_obj} 0 R{outline_ref} >>".encode("latin-1")
     out = bytearray(b"%PDF-1.4\n")
@@ -86,7 +92,10 @@ def write_corpus(folder: Path) -> Path:
     )
     write_pdf(
         folder / "paper.pdf",
-        [["Rock formation survey", "Field notes from the northern ridge."], ["Findings", "Veins of obsidianite run east."]],
+        [
+            ["Rock formation survey", "Field notes from the northern ridge."],
+            ["Findings", "Veins of obsidianite run east."],
+        ],
         outline=[("Introduction", 1), ("Findings", 2)],
     )
     return folder

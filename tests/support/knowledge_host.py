@@ -23,7 +23,9 @@ async def wait_idle(host: TestShell, owner: dict[str, str], *, after: int, watch
     )
 
 
-async def admit(host: TestShell, owner: dict[str, str], *paths: str, pattern: str | None = None) -> list[dict[str, Any]]:
+async def admit(
+    host: TestShell, owner: dict[str, str], *paths: str, pattern: str | None = None
+) -> list[dict[str, Any]]:
     """`knowledge.add`, then wait until the base has read everything and watches its folders."""
     mark = len(host.events)
     params: dict[str, Any] = {**owner, "paths": list(paths), **({"pattern": pattern} if pattern else {})}
