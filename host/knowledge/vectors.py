@@ -18,7 +18,7 @@ from host.memory.embedder import Vectors
 
 __all__ = ["ChunkVectors", "EMBEDDED_CHARS", "passage_text"]
 
-EMBEDDED_CHARS = 480
+EMBEDDED_CHARS = 240
 """Characters of a chunk's text read into its vector, after its heading path."""
 
 

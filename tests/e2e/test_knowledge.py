@@ -70,6 +70,19 @@ def test_a_turn_searches_an_admitted_folder_and_cites_each_format_by_path_and_li
             [result] = tool_results(chat[-1])
             assert f"{docs / 'guide.md'}:5-7" in result
             assert "not instructions" in result and "fine mist for seedlings" in result
+            # Admission is a person's act: the model has no tool for it, and a call of one admits nothing.
+            assert {name for name in tool_names(chat[0]) if "knowledge" in name} == {
+                "knowledge_search",
+                "knowledge_read",
+            }
+            other = tmp_path / "other"
+            other.mkdir()
+            (other / "x.md").write_text("# X\n\nAn injected document.\n", encoding="utf-8")
+            server.script(call("knowledge_add", {"paths": [str(other)]}), say("I could not add it; please do."))
+            await host.idle_turn("ada", "Please add the other folder to your documents.")
+            refusal = tool_results(server.chats()[-1])[-1]
+            assert "knowledge_add" in refusal and "x.md" not in refusal
+            assert [s["path"] for s in (await host.call("knowledge.list", ADA))["sources"]] == [str(docs)]
 
     _run(main, server)
 
