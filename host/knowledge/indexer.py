@@ -1,10 +1,10 @@
 """The indexing thread: one per host, for every open knowledge base; it exists only while there is work.
 
 It takes a person's acts first (admit, remove, pause, resume), then the files waiting to be read (round robin
-between bases), then vectors for chunks that lack one, 16 at a time. Reading a file is: its bytes (never
-through a symlink), its parser, its chunks, each chunk through the secret mask, then one transaction that
-replaces what the file had; the word index has the file at once, its vectors follow. After each job the
-base's `on_progress` is called (on this thread). The event loop never waits on any of this.
+between bases), then vectors for chunks that lack one, 16 at a time. A file is read into masked chunks by a
+worker process (`reading.py`), then one transaction replaces what the file had; the word index has the file
+at once, its vectors follow. After each job the base's `on_progress` is called (on this thread). The event
+loop never waits on any of this.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from host.knowledge.base import Job, KnowledgeBase
-from host.knowledge.chunks import chunk_blocks
-from host.knowledge.documents import MAX_FILE_BYTES, UnreadableDocumentError, document_kind, read_document
-from host.knowledge.masking import mask_secrets
+from host.knowledge.documents import document_kind
+from host.knowledge.reading import ReadingProcess
 from host.knowledge.store import FileState, SourceSpec
 from host.knowledge.vectors import passage_text
 from host.memory.embedder import Embedder
@@ -77,19 +76,6 @@ def source_files(spec: SourceSpec, excluded: str) -> Iterator[str]:
             path = os.path.join(folder, name)
             if not os.path.islink(path) and matches(spec, path, excluded):
                 yield path
-
-
-def _read(path: str) -> tuple[bytes, FileState]:
-    """A file's bytes and state, opened without following a symlink. Raises: OSError, UnreadableDocumentError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as file:
-        stat = os.fstat(file.fileno())
-        state = FileState(stat.st_mtime_ns, stat.st_size, None)
-        if stat.st_size > MAX_FILE_BYTES:
-            raise UnreadableDocumentError(
-                f"too large ({stat.st_size >> 20} MiB; the limit is {MAX_FILE_BYTES >> 20} MiB)"
-            )
-        return file.read(MAX_FILE_BYTES + 1), state
 
 
 class Indexer:
@@ -219,13 +205,24 @@ class Indexer:
     def _run(self) -> None:
         if self._embedder is not None:
             self._embedder.background()
+        # Each thread has its own reading process: one ending never stops the next one's.
+        reader = ReadingProcess()
+        try:
+            self._serve(reader)
+        finally:
+            reader.stop()  # no reading process outlives the thread
+            with self._wakeup:
+                if self._thread is threading.current_thread():
+                    self._thread = None  # ended by a failure: the next job starts a thread again
+
+    def _serve(self, reader: ReadingProcess) -> None:
         while (taken := self._next()) is not None:
             base, job = taken
             try:
                 if job is None:
                     self._embed(base)
                 else:
-                    result = self._do(base, job)
+                    result = self._do(base, job, reader)
                     if not job.done.done():
                         job.done.set_result(result)
             except Exception as exc:  # one job's failure must not end the thread or lose the others
@@ -247,7 +244,7 @@ class Indexer:
 
     # ---- the jobs (on this thread)
 
-    def _do(self, base: KnowledgeBase, job: Job) -> object:
+    def _do(self, base: KnowledgeBase, job: Job, reader: ReadingProcess) -> object:
         writer = base.writer
         if job.kind == "add":
             writer.add_source(job.source_id, job.path, job.source_kind, job.pattern, job.added_at or _now())
@@ -276,7 +273,7 @@ class Indexer:
         if job.kind == "scan":
             self._scan(base, job.source_id)
         elif job.kind == "index":
-            self._index(base, spec, job.path)
+            self._index(base, spec, job.path, reader)
         else:
             base.vectors.drop(writer.drop_file(spec.source_id, job.path))
         return None
@@ -301,34 +298,17 @@ class Indexer:
             self.submit(base, Job("drop", source_id, path))
         base.writer.set_indexed(source_id, _now())
 
-    def _index(self, base: KnowledgeBase, spec: SourceSpec, path: str) -> None:
-        try:
-            data, state = _read(path)
-        except UnreadableDocumentError as exc:
-            stat = os.stat(path, follow_symlinks=False)
-            base.writer.replace_file(
-                spec.source_id, path, FileState(stat.st_mtime_ns, stat.st_size, exc.reason), "line", []
-            )
-            return
-        except OSError:
+    def _index(self, base: KnowledgeBase, spec: SourceSpec, path: str, reader: ReadingProcess) -> None:
+        read = reader.read(path)
+        if read.gone:
             base.vectors.drop(base.writer.drop_file(spec.source_id, path))  # gone, or no longer a plain file
             return
-        try:
-            document = read_document(Path(path), data)
-        except UnreadableDocumentError as exc:
-            failed = FileState(state.mtime_ns, state.size, exc.reason)
-            base.vectors.drop(base.writer.replace_file(spec.source_id, path, failed, "line", [])[0])
-            return
-        chunks = []
-        for chunk in chunk_blocks(document.blocks):
-            text, changed = mask_secrets(chunk.text)
-            chunks.append(
-                (chunk if not changed else type(chunk)(text, chunk.heading, chunk.start, chunk.end), changed > 0)
-            )
-        removed, _ = base.writer.replace_file(spec.source_id, path, state, document.unit, chunks)
+        state = FileState(read.mtime_ns, read.size, read.reason)
+        removed, _ = base.writer.replace_file(spec.source_id, path, state, read.unit, read.chunks)
         base.vectors.drop(removed)
-        base.unembedded = True
-        base.indexed += 1
+        if read.reason is None:
+            base.unembedded = True
+            base.indexed += 1
 
     def _embed(self, base: KnowledgeBase) -> None:
         assert self._embedder is not None
