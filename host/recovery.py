@@ -1,9 +1,9 @@
 """Start-up recovery: what a host that died (SIGKILL, power cut, OOM) left behind is put right first.
 
 Runs under the host lock before anything else reads or writes the data directory. Each transcript is
-opened (which moves a torn last line aside); a run left open, one with a message (a person's or a
-peer's) or run events after the last `ended`, is closed with `error` ("the host stopped"), so the next
-turn never sees the unanswered message as still in flight. Temporaries of interrupted atomic writes in
+opened (which moves a torn last line aside); a run left open, one with lines (its message included)
+after the last `ended`, is closed with `error` ("the host stopped") under its own id, so the next turn
+never sees the unanswered message as still in flight and no run ends twice. Temporaries of interrupted atomic writes in
 the host's own directories are removed; a `scratch/` belongs to its agent or Work and is never touched.
 """
 
@@ -19,7 +19,7 @@ from host.store.transcript import Transcript
 from protocol.errors import JsonRpcError
 from protocol.models.transcript import RunEndedEvent
 
-__all__ = ["HOST_STOPPED", "Recovered", "close_open_run", "recover_data_dir"]
+__all__ = ["HOST_STOPPED", "Recovered", "close_open_runs", "recover_data_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,40 +29,44 @@ HOST_STOPPED = "the host stopped"
 
 @dataclass(slots=True)
 class Recovered:
-    closed_runs: dict[str, str] = field(default_factory=dict)
-    """transcript path (relative to the data dir) → the id of the run closed in it."""
+    closed_runs: dict[str, list[str]] = field(default_factory=dict)
+    """transcript path (relative to the data dir) → the ids of the runs closed in it."""
     temps_removed: int = 0
 
 
-def close_open_run(transcript: Transcript) -> str | None:
-    """Close the run the transcript leaves open, if any.
+def close_open_runs(transcript: Transcript) -> list[str]:
+    """Close each run the transcript leaves open, under its own id, oldest first (by construction one at most).
+
+    A run is open when lines carrying its id follow the last `ended`, and that `ended` is not its own (a line
+    of a run written after its end, such as a preparation that finished after a cancel). Every message names
+    the run that answers it, so a run killed before any other line is closed under its own id too; only a
+    message written before messages carried an id is closed under a new one, as nothing else names it.
 
     Returns:
-        The id of the closed run (a new one when only the person's message was written), or None.
+        The ids of the runs closed (empty when none was open).
 
     Raises:
-        StorageError: the `ended` line could not be written.
+        StorageError: an `ended` line could not be written.
     """
     ended_run: str | None = None
-    open_run: str | None = None
-    unanswered = False
+    open_runs: list[str] = []  # newest first
+    unnamed = False
     for event in transcript.read_backwards():
-        kind = event.get("type")
-        if kind == "ended":
-            ended_run = event.get("runId")
-            break
-        if kind in ("user", "wake"):  # a message is written when its run starts: this one's never ended
-            unanswered = True
         run_id = event.get("runId")
-        if isinstance(run_id, str) and open_run is None:
-            open_run = run_id
-    if open_run == ended_run:
-        open_run = None  # a line of the run that just ended, written after its end (a cancel mid-preparation)
-    if open_run is None and not unanswered:
-        return None
-    run_id = open_run or f"run-{uuid.uuid4().hex[:12]}"
-    transcript.append(RunEndedEvent(run_id=run_id, reason="error", error=HOST_STOPPED).model_dump(mode="json"))
-    return run_id
+        if event.get("type") == "ended":
+            ended_run = run_id
+            break
+        if isinstance(run_id, str):
+            if run_id not in open_runs:
+                open_runs.append(run_id)
+        elif event.get("type") in ("user", "wake"):
+            unnamed = True
+    closing = [run_id for run_id in reversed(open_runs) if run_id != ended_run]
+    if not closing and unnamed:
+        closing = [f"run-{uuid.uuid4().hex[:12]}"]
+    for run_id in closing:
+        transcript.append(RunEndedEvent(run_id=run_id, reason="error", error=HOST_STOPPED).model_dump(mode="json"))
+    return closing
 
 
 def _subdirs(directory: Path) -> list[Path]:
@@ -91,11 +95,11 @@ def recover_data_dir(data_dir: Path) -> Recovered:
         if not path.is_file():
             continue
         try:
-            run_id = close_open_run(Transcript(path))
+            closed = close_open_runs(Transcript(path))
         except (JsonRpcError, OSError) as exc:  # a full disk: the host still starts; the run is closed next time
             logger.error("could not close the open run of %s: %s", who, exc)
             continue
-        if run_id is not None:
-            recovered.closed_runs[str(path.relative_to(data_dir))] = run_id
-            logger.warning("%s: run %s was left open when the host stopped; closed it", who, run_id)
+        if closed:
+            recovered.closed_runs[str(path.relative_to(data_dir))] = closed
+            logger.warning("%s: run %s was left open when the host stopped; closed it", who, ", ".join(closed))
     return recovered

@@ -204,6 +204,8 @@ class HearthApp(App[None]):
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
         elif method == "knowledge.progress" and agent_id == self.current:
             self.query_one("#knowledge-view", KnowledgeView).refresh_sources()
+        elif method == "mcp.status" and agent_id == self.current:
+            self.query_one("#chat-view", ChatView).host_event(method, params)
         elif method in ("work.updated", "work.event"):
             self.query_one("#works-view", WorksView).refresh_works()
         elif method == "model.status":

@@ -12,7 +12,7 @@ CamelCase name or an order number passes), then card numbers (Luhn). Input is al
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
@@ -110,6 +110,7 @@ _PROSE_KEYWORD = (
     r"(?:password|passwd|passphrase|passcode|pass\s*code|pwd|pw|pin(?:\s*(?:code|number))?|"
     r"(?:aws\s+)?secret(?:\s+access)?(?:\s+key)?|api[\s_-]?key|access[\s_-]?token|auth[\s_-]?token|token|"
     r"private[\s_-]?key|client[\s_-]?secret|recovery\s+code|security\s+code|cvv|mot\s+de\s+passe|"
+    r"(?:wi-?fi|wlan|wpa[23]?|hotspot)\s+(?:key|passkey|code)|"
     r"contrase[nñ]a|passwort|kennwort|senha)"
 )
 _PROSE_IS = re.compile(
@@ -118,13 +119,39 @@ _PROSE_IS = re.compile(
     re.I,
 )
 _PROSE_ASSIGN = re.compile(rf"\b{_PROSE_KEYWORD}[\"']?\s*[:=]\s*(?P<value>\S+)", re.I)
+_LOGIN_VERB = (
+    r"(?:log(?:s|ged|ging)?\s*-?\s*(?:in|on)(?:to)?|login|sign(?:s|ed|ing)?\s*-?\s*(?:in|on)(?:to)?|ssh|"
+    r"connect(?:s|ed|ing)?|authenticat(?:e|es|ed|ing))"
+)
+# "I log in to the NAS as admin with X", "ssh root@host using X": a few words, then what it is done with.
 _PROSE_LOGIN = re.compile(
+    rf"\b{_LOGIN_VERB}\b(?P<where>(?:\s+\S*[^\s,.;!?]){{0,6}}?)\s+(?:with|using|via|/)\s+(?P<value>\S+)(?!\S)"
+    r"(?!\s+(?:keys?|certificates?|certs?|accounts?|tokens?|apps?|authenticator|login|sign-?in|auth\w*)\b)",
+    re.I,
+)
+# The short form, read as before: "log in as admin with X" right after the verb, any word but a filler.
+_PROSE_LOGIN_AS = re.compile(
     r"\b(?:log\s*-?\s*in|sign\s*-?\s*in|login|ssh)\s+(?:as|with|to)\s+\S+\s+(?:with|using|and|/)\s+"
     r"(?:(?:the\s+)?(?:password|pw|pwd)\s+)?(?P<value>\S+)",
     re.I,
 )
+_LOGIN_USER = re.compile(r"(?:^|\s)as\s+(?!(?:the|a|an|my|your|our|their|well|usual|always|before)\b)\S|\S@\S", re.I)
+# "my login for the NAS is admin / X", "the VPN credentials are deploy:X", "sign in as jane/X".
+_PROSE_LOGIN_PAIR = re.compile(
+    r"\b(?:log\s*-?\s*(?:in|on)|sign\s*-?\s*(?:in|on)|credentials|creds|user(?:name)?\s+and\s+password)"
+    r"(?:\s+(?:for|to|of|on|at)(?:\s+[^\s,.;:]+){1,5}?)?(?:\s+(?:is|are|was|were|as)\b|\s*[:=])\s*"
+    r"(?P<user>[\w.@+\-]+?)\s*(?:/|:|,\s*(?:and\s+)?|\s+and\s+)\s*(?P<value>\S+)",
+    re.I,
+)
+# "use admin with password X", "ssh root@host with pass X", "and PIN 4821".
+_PROSE_WITH_PASSWORD = re.compile(
+    r"\b(?:with|using|via|and)\s+(?:the\s+|a\s+)?(?P<keyword>password|passphrase|passcode|pass|pw|pwd|pin)\s+"
+    r"(?P<value>\S+)",
+    re.I,
+)
 _PROSE_HINTS = tuple(
-    "pass pw pin secret key token code cvv senha contrase kennwort log sign ssh 密 口令 パス 비밀".split()
+    "pass pw pin secret key token code cvv senha contrase kennwort log sign ssh connect authent cred "
+    "密 口令 パス 비밀".split()
 )
 _PROSE_CJK = re.compile(r"(?:密码|口令|密碼|パスワード|비밀번호)\s*(?:是|为|為|は|:|：|=)\s*\S{3,}")
 
@@ -137,10 +164,17 @@ _NOT_A_VALUE = frozenset(
     "and or but if than then still something anything nothing written shown changed reset stored saved managed "
     "expired forgotten shared".split()
 )
+# An address, a path, a URL, a version or a CONSTANT_NAME is what a login is done with, or to, not a password.
+_NOT_A_PASSWORD = re.compile(
+    r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|[A-Za-z]*[\-_]?v?\d+(?:\.\d+)+[0-9A-Za-z]*(?:[\-+.][0-9A-Za-z]+)*|[~.]?/\S*|[a-z][a-z0-9+.\-]*://\S*)$",
+    re.I,
+)
+_JOINED_WORDS = re.compile(r"(?<=[^\W\d_])['’\-](?=[^\W\d_])")
+_DIGIT_THEN_LETTER = re.compile(r"\d[^\W\d_]")
 _ADJECTIVE_ENDINGS = ("ed", "ing", "able", "ible", "ful", "less", "ive", "ous", "ent", "ant", "ic", "ly", "ary")
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{20,}(?![A-Za-z0-9+/=_\-])")
-_URL = re.compile(r"[a-z][a-z0-9+.\-]*://\S+", re.I)
+_URL = re.compile(r"(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://\S+", re.I)  # from a run's start: linear
 _URL_SECRET = re.compile(
     r"[?&#](?:[a-z_\-]*(?:token|key|secret|sig|signature|password|pwd|auth)[a-z_\-]*)=([^&#\s]{8,})", re.I
 )
@@ -176,6 +210,38 @@ def _looks_like_a_credential(raw: str, *, assigned: bool) -> bool:
     return not value.casefold().endswith(_ADJECTIVE_ENDINGS)
 
 
+def _password_like(raw: str, *, strong: bool = False) -> bool:
+    """Whether the word a login is done "with" is a password: letters with digits or symbols, not an address,
+    a path or a version. `strong` (no user named, no "password" said) also wants a digit or a symbol inside
+    the letters, so "log in with Office365" passes and "log in with Lemon3f2a!" does not."""
+    if raw[:1] in "\"'`“‘«" and len(raw) > 2:
+        return True
+    # A mark that may end the sentence does not count as a symbol: "log in with Google!" is no password.
+    value = raw.strip("\"'`“”‘’«»)(").rstrip(".,;:!?")
+    if len(value) < (8 if strong else 6) or value.casefold() in _NOT_A_VALUE or _NOT_A_PASSWORD.match(value):
+        return False
+    value = _JOINED_WORDS.sub("", value)  # "like-minded" and "O'Brien" are words, not symbols
+    if not any(c.isalpha() for c in value):
+        return False
+    if not strong:
+        return any(not c.isalpha() for c in value)
+    # What product names lack: a digit inside the letters ("Lemon3f2a", not "iPhone15") or a symbol inside.
+    return _DIGIT_THEN_LETTER.search(value) is not None or any(not c.isalnum() for c in value[1:-1])
+
+
+def _login_value_is_secret(match: re.Match[str]) -> bool:
+    """A login's "with X": a password when the sentence names who logs in, or X looks like one outright."""
+    return _password_like(match.group("value"), strong=not _LOGIN_USER.search(match.group("where")))
+
+
+def _keyed_value_is_secret(match: re.Match[str]) -> bool:
+    """The X of "with password X" or "and PIN X": a password, or digits alone for a PIN or passcode."""
+    value = match.group("value").rstrip(".,;:!?)")
+    if match.group("keyword").casefold() in ("pin", "passcode") and value.isdigit():
+        return 4 <= len(value) <= 12
+    return _password_like(match.group("value"))
+
+
 def _wordish(token: str) -> float:
     """How much of `token` is made of word-like runs (`Word`, `word`): about a third for a random key."""
     return sum(len(run) for run in _WORDISH.findall(token)) / len(token)
@@ -193,13 +259,23 @@ def _random_looking(token: str) -> bool:
     return _QUOTED.calculate_shannon_entropy(token) >= 3.5 and _wordish(token) < 0.65
 
 
+_PROSE_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], bool]], ...] = (
+    (_PROSE_ASSIGN, lambda match: _looks_like_a_credential(match.group("value"), assigned=True)),
+    (_PROSE_IS, lambda match: _looks_like_a_credential(match.group("value"), assigned=False)),
+    (_PROSE_LOGIN_AS, lambda match: _looks_like_a_credential(match.group("value"), assigned=False)),
+    (_PROSE_LOGIN, _login_value_is_secret),
+    (_PROSE_LOGIN_PAIR, lambda match: _password_like(match.group("value"))),
+    (_PROSE_WITH_PASSWORD, _keyed_value_is_secret),
+)
+
+
 def _prose(text: str) -> Iterator[Finding]:
     folded = text.casefold()
     if not any(hint in folded for hint in _PROSE_HINTS):
         return  # no keyword the patterns start from: most ordinary facts stop here
-    for pattern, assigned in ((_PROSE_ASSIGN, True), (_PROSE_IS, False), (_PROSE_LOGIN, False)):
+    for pattern, is_secret in _PROSE_RULES:
         for match in pattern.finditer(text):
-            if _looks_like_a_credential(match.group("value"), assigned=assigned):
+            if is_secret(match):
                 yield Finding("ProsePassword", "a password or secret")
     if _PROSE_CJK.search(text):
         yield Finding("ProsePassword", "a password or secret")

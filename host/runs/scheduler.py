@@ -145,7 +145,7 @@ class RunManager:
     async def start(
         self, agent_id: str, event: dict[str, Any], *, run_id: str | None = None, origin: RunOrigin | None = None
     ) -> tuple[str, int]:
-        """Append the event that starts a run (a user message or a wake), then queue the run for a slot.
+        """Append the event that starts a run (a user message or a wake, given the run's id), then queue the run.
 
         Returns:
             (runId, seq of the event): given only once the event is on disk.
@@ -166,7 +166,8 @@ class RunManager:
             if error is not None:
                 raise error
             run = Run(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", agent_id=agent_id, origin=origin or RunOrigin())
-            stored = await self.transcript_of(run).append_async(event)
+            # The message names the run that answers it: a run is known by its id from its first line on.
+            stored = await self.transcript_of(run).append_async({**event, "runId": run.run_id})
             self._runs[run.run_id] = run
             self._by_agent[agent_id] = run
             self._queue.append(run)

@@ -1,5 +1,6 @@
 """host.store: the host's files: atomic writes, agent directories, transcripts, tool approvals, settings, secrets.
-A new storage file is a module here (`host/store/<file>.py`) that writes through `atomic`, the one atomic writer.
+Every storage file, here or elsewhere in the host, writes through `atomic` (whole files) or `durable` (appends);
+docs/decisions.md names the few exempt ones and why.
 
 Every JSON file is written atomically; transcripts are append-only; secrets are encrypted at rest.
 """

@@ -1,26 +1,31 @@
 """Delivery: every run of an agent comes from its inbox, one at a time, in order.
 
 A person's message, a wake, a request's outcome or a Work instruction is put in the agent's inbox and
-acknowledged at once (with its place in line); when the agent is free the next item's message is written
-to its transcript and its run starts. `interrupt` (a person) and `priority` (a peer) put the item first and
-cancel the running turn, which starts the item once it has ended. When a run ends (or an item is dropped
-unstarted) the end listeners hear of it before the item leaves the inbox, so a request is closed before
-its wake is forgotten. After a restart every item still in an inbox is delivered once.
+acknowledged once it is on disk (with its place in line); when the agent is free the next item's message
+is written to its transcript, naming the item's run id, and its run starts. `interrupt` (a person) and
+`priority` (a peer) put the item first and cancel the running turn, which starts the item once it has
+ended. When a run ends (or an item is dropped unstarted) the end listeners hear of it before the item
+leaves the inbox, so a request is closed before its wake is forgotten. After a restart every item still in
+an inbox is delivered again, one whose run had begun (its id is in its transcript) as a new attempt under
+a new run id. Every inbox change goes through `_change`, one at a time per agent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from functools import partial
 from typing import Literal
 
 from host.errors import StorageError
 from host.runs.project_root import check_project_root
 from host.runs.scheduler import Notify, Run, RunManager, RunOrigin
 from host.store.agents import AgentStore
-from host.together.inbox import INBOX_FILE, Inbox, InboxItem
+from host.store.transcript import Transcript
+from host.together.inbox import INBOX_FILE, Inbox, InboxItem, new_run_id
+from protocol.errors import JsonRpcError
 from protocol.models.host import AgentEndedEvent, RunInfo
 from protocol.models.together import QueuedRun
 
@@ -55,6 +60,7 @@ class Deliveries:
         self._seqs: dict[str, int] = {}
         self._stopping: set[str] = set()
         self._saving: dict[str, asyncio.Lock] = {}
+        self._leaving: set[str] = set()  # waiting items being dropped: never started meanwhile
         self.end_listeners: list[EndListener] = []
         self.halted = False
         """Set while the host stops: an ending run then keeps its item, to be delivered on the next start."""
@@ -84,11 +90,13 @@ class Deliveries:
         ]
 
     def queued_runs(self) -> list[RunInfo]:
-        """Every waiting run of every agent, for `host.status`."""
+        """Every waiting run of every agent, for `host.status` (and whether the host is idle): one marked started
+        whose run the run manager does not know yet (its message is being written) is counted too."""
         return [
             RunInfo(run_id=item.run_id, agent_id=agent_id, state="queued")
             for agent_id in sorted(self._inboxes)
-            for item in (self._inboxes[agent_id].waiting() if self._store.exists(agent_id) else [])
+            for item in (self._inboxes[agent_id].items if self._store.exists(agent_id) else [])
+            if not item.started or self._runs.get(item.run_id) is None
         ]
 
     async def send(
@@ -110,7 +118,7 @@ class Deliveries:
             InvalidRequestError: the project root cannot be one (see `check_project_root`).
         """
         root = check_project_root(project_root, self._store.data_dir) if project_root is not None else None
-        item = InboxItem(f"run-{uuid.uuid4().hex[:12]}", "user", text, project_root=root)
+        item = InboxItem(new_run_id(), "user", text, project_root=root)
         seq, position = await self.deliver(agent_id, item, interrupt=interrupt)
         return item.run_id, seq, position
 
@@ -130,59 +138,116 @@ class Deliveries:
 
         Raises:
             NotFoundError: no such agent.
+            StorageError: the inbox could not take it (it is not kept), or its message could not be written yet
+                (it waits in its place).
         """
-        inbox = self.inbox(agent_id)
-        inbox.push(item, front=front or interrupt, save=False)
-        try:
-            await self._save(agent_id)
-        except StorageError:
-            inbox.remove(item.run_id, save=False)  # refused, so it must not wait in memory and run later
-            raise
+        await self.enqueue(agent_id, item, front=front or interrupt)
+        return await self.place(agent_id, item.run_id, interrupt=interrupt)
+
+    async def place(self, agent_id: str, run_id: str, *, interrupt: bool = False) -> tuple[int | None, int]:
+        """Start the agent's next item if it is free (its turn cancelled first on `interrupt`); where is `run_id`?
+
+        Returns:
+            (seq of its message, 0) when its run started, else (None, its place in line from 1).
+
+        Raises:
+            StorageError: the next item's message could not be written yet (it waits in its place).
+        """
         if interrupt:
             await self._runs.cancel(agent_id)
         await self.pump(agent_id)
-        current = inbox.find(item.run_id)
-        if current is not None and current.started:
-            return self._seqs.pop(item.run_id, None), 0
-        if current is None:  # it started and already ended
-            return self._seqs.pop(item.run_id, None), 0
+        inbox = self.inbox(agent_id)
+        current = inbox.find(run_id)
+        if current is None or current.started:  # started (and perhaps already ended)
+            return self._seqs.pop(run_id, None), 0
         await self._on_status(agent_id)
         return None, inbox.waiting().index(current) + 1
 
-    async def _save(self, agent_id: str) -> None:
-        """Write the agent's inbox in a worker thread, one write at a time, so the event loop never waits
-        on its fsyncs. Each write takes the items as they are when it runs, so the last one is the newest.
+    async def enqueue(self, agent_id: str, item: InboxItem, *, front: bool = False) -> None:
+        """Put `item` in the agent's inbox, on disk, without starting it (`pump` does).
 
         Raises:
-            StorageError: the disk refused the write.
+            NotFoundError: no such agent.
+            StorageError: the disk refused it; it is not in the inbox.
         """
+        self._store.get(agent_id)
+        item = replace(item, after_seq=self._last_seq(agent_id, item))
+        await self._change(agent_id, lambda inbox: inbox.pushed(item, front=front))
+
+    def _transcript(self, agent_id: str, item: InboxItem) -> Transcript:
+        """Where the item's runs write (its agent's transcript, or the member's in a Work)."""
+        return self._runs.transcript_of(Run(item.run_id, agent_id, _origin(item)))
+
+    def _last_seq(self, agent_id: str, item: InboxItem) -> int:
+        try:
+            return self._transcript(agent_id, item).last_seq
+        except (JsonRpcError, OSError):  # not readable now: a restart then looks through all of it
+            return 0
+
+    async def _change(
+        self,
+        agent_id: str,
+        change: Callable[[Inbox], list[InboxItem] | None],
+        *,
+        write: bool = True,
+        even_if_refused: bool = False,
+    ) -> list[InboxItem] | None:
+        """The one way an inbox changes: `change` makes the new items from those last written, a worker thread
+        writes them (one write at a time per agent, so the loop never waits on the fsyncs and an older list is
+        never written over a newer one), and only then are they the inbox's items. With `write` False the
+        change is made in memory alone (a start mark), in the same order, and reaches the file with the next.
+
+        Returns:
+            The new items, or None when `change` had nothing to change.
+
+        Raises:
+            StorageError: the disk refused the write; the items are as they were, unless `even_if_refused`
+                (then they are the new ones all the same, and the file catches up at the next write).
+        """
+        inbox = self.inbox(agent_id)
         async with self._saving.setdefault(agent_id, asyncio.Lock()):
-            await asyncio.to_thread(self.inbox(agent_id).save)
+            items = change(inbox)
+            if items is None:
+                return None
+            if not write:
+                inbox.items = items
+                return items
+            try:
+                await asyncio.to_thread(inbox.write, items)
+            except StorageError:
+                if even_if_refused:
+                    inbox.items = items
+                raise
+        return items
+
+    def _busy(self, agent_id: str) -> bool:
+        """Whether nothing may start for the agent now (stopping host, deleted agent, a run in progress)."""
+        return self.halted or not self._store.exists(agent_id) or self._runs.active_run(agent_id) is not None
 
     async def pump(self, agent_id: str) -> None:
-        """Start the agent's next item if it has no run."""
-        if self.halted or not self._store.exists(agent_id) or self._runs.active_run(agent_id) is not None:
+        """Start the agent's next item if it has no run.
+
+        Raises:
+            StorageError: its message could not be written (it waits, and the caller hears why).
+        """
+        if self._busy(agent_id):
             return
-        inbox = self.inbox(agent_id)
-        waiting = inbox.waiting()
-        if not waiting or any(item.started for item in inbox.items):
+
+        def start_next(inbox: Inbox) -> list[InboxItem] | None:
+            if self._busy(agent_id) or any(item.started for item in inbox.items):
+                return None
+            head = next((item for item in inbox.waiting() if item.run_id not in self._leaving), None)
+            return None if head is None else inbox.marked(head.run_id)
+
+        # Not written: the message line the run starts with is the record that it began (see `recover`).
+        items = await self._change(agent_id, start_next, write=False)
+        if items is None:
             return
-        item = waiting[0]
-        # Not written: a restart delivers a started item again anyway, so the flag matters in memory only.
-        inbox.mark_started(item.run_id, save=False)
-        origin = RunOrigin(
-            kind=item.kind,
-            from_agent=item.from_agent,
-            hops=item.hops,
-            request_id=item.request_id,
-            work_id=item.work_id,
-            project_root=item.project_root,
-        )
+        item = next(item for item in items if item.started)
         try:
-            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=origin)
+            _, seq = await self._runs.start(agent_id, item.event(), run_id=item.run_id, origin=_origin(item))
         except BaseException:
-            # Not started (its message could not be written): it waits, and the caller hears why.
-            inbox.mark_started(item.run_id, False, save=False)
+            await self._change(agent_id, lambda inbox: inbox.marked(item.run_id, False), write=False)
             raise
         self._seqs[item.run_id] = seq
 
@@ -193,14 +258,14 @@ class Deliveries:
         """
         try:
             if self.halted or not self._store.exists(run.agent_id):
-                return
-            inbox = self.inbox(run.agent_id)
-            item = inbox.find(run.run_id)
+                return  # a stopping host keeps the item: its run is in the transcript, so the next start retries it
+            item = self.inbox(run.agent_id).find(run.run_id)
             if item is not None:
                 reason: ItemEnd = "stopped" if run.agent_id in self._stopping else run.reason or "error"
                 await self._tell(item, reason, run)
-                inbox.remove(run.run_id, save=False)
-                await self._save(run.agent_id)
+                # Gone even if the disk refuses: its run has ended and the agent must go on. The file then keeps
+                # it, and a restart runs it again under a new id (its run is in the transcript).
+                await self._change(run.agent_id, lambda inbox: inbox.without(run.run_id), even_if_refused=True)
         except Exception:  # an end record must never stop the end of a run from being announced
             logger.exception("after run %s of %s, closing its inbox item failed", run.run_id, run.agent_id)
 
@@ -223,6 +288,7 @@ class Deliveries:
 
         Raises:
             NotFoundError: no such agent.
+            StorageError: the waiting item could not be removed (it waits still).
         """
         inbox = self.inbox(agent_id)
         active = self._runs.active_run(agent_id)
@@ -231,24 +297,48 @@ class Deliveries:
         item = inbox.find(run_id)
         if item is None or item.started:
             return False
-        await self._drop(agent_id, item, "cancelled")
+        dropped = await self._drop(agent_id, item, "cancelled")
         await self._on_status(agent_id)
+        return dropped
+
+    def _unless_started(self, run_id: str) -> Callable[[Inbox], list[InboxItem] | None]:
+        """A change removing a waiting item; nothing when it has started meanwhile (or is gone)."""
+
+        def remove(inbox: Inbox) -> list[InboxItem] | None:
+            item = inbox.find(run_id)
+            return None if item is None or item.started else inbox.without(run_id)
+
+        return remove
+
+    async def _drop(self, agent_id: str, item: InboxItem, reason: ItemEnd) -> bool:
+        """Tell the listeners, then remove the waiting item (kept from starting meanwhile) and announce its end."""
+        self._leaving.add(item.run_id)
+        try:
+            await self._tell(item, reason, None)
+            removed = await self._change(agent_id, self._unless_started(item.run_id))
+        finally:
+            self._leaving.discard(item.run_id)
+        if removed is None:
+            return False
+        await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=item.run_id, reason="cancelled"))
         return True
 
-    async def _drop(self, agent_id: str, item: InboxItem, reason: ItemEnd) -> None:
-        await self._tell(item, reason, None)
-        self.inbox(agent_id).remove(item.run_id, save=False)
-        await self._save(agent_id)
-        await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=item.run_id, reason="cancelled"))
+    async def withdraw(self, agent_id: str, run_id: str) -> bool:
+        """Remove one waiting item that must not run: a question whose request was never opened, or is closed.
+
+        It is gone even when the disk refuses the write: a restart drops it from the file again (its request is
+        unknown or closed there too). Returns whether it was waiting.
+        """
+        try:
+            return await self._change(agent_id, self._unless_started(run_id), even_if_refused=True) is not None
+        except StorageError as exc:
+            logger.error("%s: run %s is dropped, but the inbox could not be written: %s", agent_id, run_id, exc.message)
+            return True
 
     async def drop(self, agent_id: str, run_id: str) -> bool:
         """Drop one waiting item without announcing it to listeners as a person's cancel (a request timed out)."""
-        inbox = self.inbox(agent_id)
-        item = inbox.find(run_id)
-        if item is None or item.started:
+        if not await self.withdraw(agent_id, run_id):
             return False
-        inbox.remove(run_id, save=False)
-        await self._save(agent_id)
         await self._notify("agent.ended", AgentEndedEvent(agent_id=agent_id, run_id=run_id, reason="cancelled"))
         await self._on_status(agent_id)
         return True
@@ -261,22 +351,24 @@ class Deliveries:
         """
         inbox = self.inbox(agent_id)
         self._stopping.add(agent_id)
+        dropped = 0
         try:
-            waiting = inbox.waiting()
-            for item in waiting:
-                await self._drop(agent_id, item, "stopped")
+            for item in inbox.waiting():
+                dropped += await self._drop(agent_id, item, "stopped")
             await self._runs.cancel(agent_id)
         finally:
             self._stopping.discard(agent_id)
         await self._on_status(agent_id)
-        return len(waiting)
+        return dropped
 
     def forget(self, agent_id: str) -> None:
         """Let a deleted agent's inbox go (its file went to the trash with the agent)."""
         self._inboxes.pop(agent_id, None)
 
-    def recover(self) -> int:
-        """At start-up, before any run: every item left in an inbox waits again (its run never ended).
+    async def recover(self) -> int:
+        """At start-up, before any run (after the transcripts' recovery): every item left in an inbox waits
+        again, and one whose run had begun waits as a new attempt under a new run id, since that run was
+        closed (or ended) under its own.
 
         Returns:
             How many items wait in all.
@@ -284,14 +376,50 @@ class Deliveries:
         total = 0
         for agent in self._store.list():
             inbox = self.inbox(agent.agent_id)
-            again = inbox.restart()
-            if again:
-                logger.info(
-                    "%s: %d run(s) had not ended when the host stopped; delivering again", agent.agent_id, len(again)
-                )
+            begun = self._begun(agent.agent_id, inbox.items)
+            if begun or any(item.started for item in inbox.items):
+                logger.info("%s: %d run(s) had begun when the host stopped; again now", agent.agent_id, len(begun))
+                try:
+                    await self._change(agent.agent_id, partial(Inbox.retried, begun=begun), even_if_refused=True)
+                except StorageError as exc:  # the transcripts still say so: the next start renames them again
+                    logger.error("%s: the inbox could not be written: %s", agent.agent_id, exc.message)
             total += len(inbox.items)
         return total
+
+    def _begun(self, agent_id: str, items: list[InboxItem]) -> set[str]:
+        """The ids of `items` whose run wrote a line: read back in each transcript to the oldest item's queueing.
+
+        An item whose transcript cannot be read counts as begun: a new id is always safe.
+        """
+        places: dict[str | None, list[InboxItem]] = {}
+        for item in items:
+            places.setdefault(item.work_id, []).append(item)
+        begun: set[str] = set()
+        for place in places.values():
+            ids = {item.run_id for item in place}
+            since = min(item.after_seq for item in place)
+            try:
+                for event in self._transcript(agent_id, place[0]).read_backwards():
+                    if int(event["seq"]) <= since or ids <= begun:
+                        break
+                    if event.get("runId") in ids:
+                        begun.add(str(event["runId"]))
+            except (JsonRpcError, OSError) as exc:
+                logger.error("%s: its transcript could not be read (%s); its waiting runs get new ids", agent_id, exc)
+                begun |= ids
+        return begun
 
     async def pump_all(self) -> None:
         for agent_id in sorted(self._inboxes):
             await self.pump(agent_id)
+
+
+def _origin(item: InboxItem) -> RunOrigin:
+    return RunOrigin(
+        kind=item.kind,
+        from_agent=item.from_agent,
+        hops=item.hops,
+        request_id=item.request_id,
+        work_id=item.work_id,
+        project_root=item.project_root,
+    )

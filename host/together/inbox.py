@@ -1,27 +1,30 @@
 """An agent's inbox: the runs waiting for it, durable in `agents/<agentId>/inbox.json`.
 
 A person's message, a peer's wake, a request's outcome and a Work instruction all wait here, in order,
-until the agent is free; the item's message is written to the transcript only when its run starts, so
-the transcript never shows two messages answered out of order. An item stays in the file until its run
-has ended, so one acknowledged before a crash (SIGKILL included) is delivered when the host starts
-again. Every change rewrites the file atomically; a file that does not parse is set aside, never lost.
+until the agent is free. An item's message is written to the transcript when its run starts, naming the
+item's run id, and the item stays until that run has ended; so one acknowledged before a crash (SIGKILL
+included) is delivered when the host starts again, and one whose run had begun (its id is in its
+transcript) as a new attempt under a fresh run id (`retried`): no run id is ever used twice. The file is
+replaced whole (`write`) with a list made from the one last written; a file that does not parse is set
+aside, never lost.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from host.errors import CorruptFileError
-from host.store.atomic import read_json, write_json_atomic
+from host.store.atomic import fsync_dir, read_json, write_json_atomic
 from host.store.transcript import utc_now
 from protocol.models.together import RequestStatus
 from protocol.models.transcript import UserEvent, WakeEvent
 
-__all__ = ["INBOX_FILE", "InboxItem", "Inbox", "ItemKind"]
+__all__ = ["INBOX_FILE", "InboxItem", "Inbox", "ItemKind", "new_run_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +33,15 @@ INBOX_FILE = "inbox.json"
 ItemKind = Literal["user", "wake", "answer", "work"]
 
 
+def new_run_id() -> str:
+    return f"run-{uuid.uuid4().hex[:12]}"
+
+
 @dataclass(frozen=True, slots=True)
 class InboxItem:
-    """One waiting run. `started` is set once its message is in the transcript and its run has begun."""
+    """One waiting run: `run_id` is the id of its next run, or of the run that has `started`. `attempts` counts
+    the runs of it that began before, each under its own id. `after_seq` is the last seq of its transcript when
+    it was queued: any line of a run of it comes after, so a restart looks back no further for them."""
 
     run_id: str
     kind: ItemKind
@@ -45,6 +54,12 @@ class InboxItem:
     started: bool = False
     queued_at: str = ""
     project_root: str | None = None
+    attempts: int = 0
+    after_seq: int = 0
+
+    def retried(self) -> InboxItem:
+        """The item as its next attempt: a new run id, not started."""
+        return replace(self, run_id=new_run_id(), attempts=self.attempts + 1, started=False)
 
     def event(self) -> dict[str, Any]:
         """The transcript event that starts this item's run."""
@@ -65,7 +80,11 @@ class InboxItem:
 
 
 class Inbox:
-    """The inbox file of one agent.
+    """The inbox file of one agent: `items` is what was last written (or read at start).
+
+    Every change is a new list made by `pushed`, `marked`, `without` or `retried` from `items`, then given
+    to `write`; the host's one writer (`Deliveries`) makes and writes them one at a time per agent, so a
+    write never puts an older list over a newer one.
 
     Args:
         path: the `inbox.json` file (need not exist).
@@ -74,7 +93,7 @@ class Inbox:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.items: list[InboxItem] = self._load()
-        self._writing = threading.Lock()  # `save` may run in a worker thread; one write at a time
+        self._writing = threading.Lock()  # `write` runs in worker threads; one write at a time
 
     def _load(self) -> list[InboxItem]:
         try:
@@ -83,21 +102,19 @@ class Inbox:
         except (CorruptFileError, KeyError, TypeError) as exc:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{utc_now().replace(':', '')}")
             self.path.replace(aside)
+            fsync_dir(self.path.parent)
             logger.error("%s could not be read (%s); moved to %s, the inbox starts empty", self.path, exc, aside)
             return []
 
-    def _save(self, items: list[InboxItem] | None = None) -> None:
-        snapshot = list(self.items if items is None else items)
-        with self._writing:
-            write_json_atomic(self.path, {"items": [asdict(item) for item in snapshot]})
-
-    def save(self) -> None:
-        """Write the items as they are now (for a caller that changed them with `save=False`; thread-safe).
+    def write(self, items: list[InboxItem]) -> None:
+        """Replace the file with `items`, then make them `items` (thread-safe).
 
         Raises:
-            StorageError: the disk refused the write; the file is as it was.
+            StorageError: the disk refused the write; the file and `items` are as they were.
         """
-        self._save()
+        with self._writing:
+            write_json_atomic(self.path, {"items": [asdict(item) for item in items]})
+            self.items = items
 
     def waiting(self) -> list[InboxItem]:
         """Items whose run has not started, in the order they will run."""
@@ -106,49 +123,24 @@ class Inbox:
     def find(self, run_id: str) -> InboxItem | None:
         return next((item for item in self.items if item.run_id == run_id), None)
 
-    def push(self, item: InboxItem, *, front: bool = False, save: bool = True) -> int:
-        """Add `item` (at the back, or ahead of every waiting item) and write the file (unless `save=False`).
-
-        Returns:
-            Its place among the waiting items, from 1.
-        """
+    def pushed(self, item: InboxItem, *, front: bool = False) -> list[InboxItem]:
+        """The items with `item` added at the back, or ahead of every waiting item."""
         item = replace(item, queued_at=item.queued_at or utc_now())
         items = list(self.items)
         if front:
-            index = next((i for i, other in enumerate(items) if not other.started), len(items))
-            items.insert(index, item)
+            items.insert(next((i for i, other in enumerate(items) if not other.started), len(items)), item)
         else:
             items.append(item)
-        # Only a written item is acknowledged: one the disk refused must not wait in memory and run later.
-        if save:
-            self._save(items)
-        self.items = items
-        return self.waiting().index(item) + 1
+        return items
 
-    def mark_started(self, run_id: str, started: bool = True, *, save: bool = True) -> None:
-        self.items = [replace(item, started=started) if item.run_id == run_id else item for item in self.items]
-        if save:
-            self._save()
+    def marked(self, run_id: str, started: bool = True) -> list[InboxItem]:
+        """The items with `run_id` marked started (or waiting again)."""
+        return [replace(item, started=started) if item.run_id == run_id else item for item in self.items]
 
-    def remove(self, run_id: str, *, save: bool = True) -> InboxItem | None:
-        item = self.find(run_id)
-        if item is not None:
-            self.items = [other for other in self.items if other is not item]
-            if save:
-                self._save()
-        return item
+    def without(self, run_id: str) -> list[InboxItem]:
+        return [item for item in self.items if item.run_id != run_id]
 
-    def clear(self) -> list[InboxItem]:
-        """Drop every item, returning them."""
-        dropped, self.items = self.items, []
-        if dropped:
-            self._save()
-        return dropped
-
-    def restart(self) -> list[InboxItem]:
-        """After a restart: a started item's run never ended, so it waits again (to be delivered once more)."""
-        restarted = [item for item in self.items if item.started]
-        if restarted:
-            self.items = [replace(item, started=False) for item in self.items]
-            self._save()
-        return restarted
+    def retried(self, begun: set[str]) -> list[InboxItem]:
+        """After a restart: an item whose run had begun (its id in `begun`, or marked started) waits again as a
+        new attempt; every other item waits again as it was."""
+        return [item.retried() if item.started or item.run_id in begun else item for item in self.items]

@@ -3,14 +3,18 @@ read_agent_transcript, check_agent and stop_agent.
 
 A wake goes one hop further down the chain than the run that sends it; a person's message starts a chain
 at 0. A wake or question that would reach past `maxHops` agents is refused to the sender and leaves
-nothing on the receiver. An agent creates at most one teammate per turn. None of these tools is offered
-in a Work run, where a member must not see its teammates' private conversations.
+nothing on the receiver, and so is one past the flood bounds: one run sends at most `MAX_SENT_PER_RUN`
+messages and questions, and at most `MAX_WAITING_FROM_ONE_AGENT` of one agent's are in another's inbox at
+once (a person's messages are never counted or refused). An agent creates at most one teammate per turn.
+None of these tools is offered in a Work run, where a member must not see its teammates' private
+conversations.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from host.agent_service import AgentService
@@ -34,7 +38,13 @@ from protocol.models.together import (
     StopAgentArgs,
 )
 
-__all__ = ["PeerTools", "chain_refusal"]
+__all__ = ["MAX_SENT_PER_RUN", "MAX_WAITING_FROM_ONE_AGENT", "PeerTools", "chain_refusal"]
+
+MAX_SENT_PER_RUN = 20
+"""How many messages and questions (send_to_agent and ask_agent together) one run may send to other agents."""
+
+MAX_WAITING_FROM_ONE_AGENT = 8
+"""How many of one agent's messages and questions may be in another agent's inbox at once (read or not yet)."""
 
 
 def chain_refusal(hops: int, max_hops: int) -> str | None:
@@ -45,6 +55,23 @@ def chain_refusal(hops: int, max_hops: int) -> str | None:
         f"Not sent: this chain of messages already reaches {hops} agents, and the host allows {max_hops}. "
         "Nothing was delivered. Answer with what you have, or ask the user to continue."
     )
+
+
+def _flood_refusal(sent_by_run: int, waiting_from_sender: int, receiver: str) -> str | None:
+    """Why one more message or question may not go out (None when it may); nothing is delivered when refused."""
+    if sent_by_run >= MAX_SENT_PER_RUN:
+        return (
+            f"Not sent: this turn has already sent {sent_by_run} messages and questions to other agents, and the "
+            f"host allows {MAX_SENT_PER_RUN} in one turn. Nothing was delivered. Finish this turn with what you "
+            "have; a later turn may send more."
+        )
+    if waiting_from_sender >= MAX_WAITING_FROM_ONE_AGENT:
+        return (
+            f"Not sent: {waiting_from_sender} of your messages and questions are already in {receiver}'s inbox, and "
+            f"the host allows {MAX_WAITING_FROM_ONE_AGENT} from one agent at a time. Nothing was delivered. Put what "
+            f"is left into one message, or send it once {receiver} has read what waits (check_agent shows its queue)."
+        )
+    return None
 
 
 class PeerTools:
@@ -75,6 +102,7 @@ class PeerTools:
         self._agents = agents
         self._max_hops = max_hops
         self._created: dict[str, str] = {}
+        self._sent: dict[str, int] = {}  # messages and questions accepted, per live run
         self._specs = [tool_spec(name, model) for name, model in PEER_TOOLS.items()]
 
     def offered(self, agent: Agent, origin: RunOrigin) -> list[ToolSpec]:
@@ -101,11 +129,12 @@ class PeerTools:
         args = parse_arguments(SendToAgentArgs, raw)
         problem = self._peer(call, args.agent_id)
         hops = call.origin.hops + 1
-        problem = problem or chain_refusal(hops, self._max_hops())
+        problem = problem or chain_refusal(hops, self._max_hops()) or self._flood(call, args.agent_id)
         if problem:
             return problem, True
         item = InboxItem(_run_id(), "wake", args.message, from_agent=call.agent.agent_id, hops=hops)
-        _, position = await self._deliveries.deliver(args.agent_id, item, interrupt=args.priority)
+        with self._counted(call):
+            _, position = await self._deliveries.deliver(args.agent_id, item, interrupt=args.priority)
         if args.priority:
             return f"Sent to {args.agent_id} with priority: what it was doing was cancelled for your message.", False
         if position == 0:
@@ -116,11 +145,13 @@ class PeerTools:
         args = parse_arguments(AskAgentArgs, raw)
         hops = call.origin.hops + 1
         problem = self._peer(call, args.agent_id) or chain_refusal(hops, self._max_hops())
+        problem = problem or self._flood(call, args.agent_id)
         if problem:
             return problem, True
-        request, position = await self._desk.ask(
-            call.agent.agent_id, args.agent_id, args.question, args.timeout_seconds, hops
-        )
+        with self._counted(call):
+            request, position = await self._desk.ask(
+                call.agent.agent_id, args.agent_id, args.question, args.timeout_seconds, hops
+            )
         where = "it is reading it now" if position == 0 else f"it is busy; your question is number {position} in line"
         return (
             f"Asked {args.agent_id} (request {request.request_id}); {where}. You will be woken with the answer as a "
@@ -128,6 +159,28 @@ class PeerTools:
             "have other work.",
             False,
         )
+
+    def _flood(self, call: HostCall, receiver: str) -> str | None:
+        """Why this run may not send `receiver` one more message or question (None when it may)."""
+        for run_id in [r for r in self._sent if self._runs.get(r) is None]:
+            del self._sent[run_id]
+        sender = call.agent.agent_id
+        waiting = sum(
+            1 for item in self._deliveries.inbox(receiver).items if item.kind == "wake" and item.from_agent == sender
+        )
+        return _flood_refusal(self._sent.get(call.run.run_id, 0), waiting, receiver)
+
+    @contextmanager
+    def _counted(self, call: HostCall) -> Iterator[None]:
+        """Count one message or question against the run, before it is delivered (so calls that overlap see
+        it), and give it back when the delivery failed."""
+        run_id = call.run.run_id
+        self._sent[run_id] = self._sent.get(run_id, 0) + 1
+        try:
+            yield
+        except BaseException:
+            self._sent[run_id] -= 1
+            raise
 
     async def _reply_to_agent(self, call: HostCall, raw: dict[str, Any]) -> tuple[str, bool]:
         args = parse_arguments(ReplyToAgentArgs, raw)

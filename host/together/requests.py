@@ -2,8 +2,10 @@
 
 A request is opened with an id, asker, receiver, question, deadline and hop count, and closed exactly once
 with a status (`answered`, `timeout`, `failed`, `refused`) and the answer or the reason. `delivered` marks
-that its outcome is in the asker's inbox. The book is the fold of the file, so it survives any crash; a
-torn last line (a crash mid-append) is skipped with a warning and the file is repaired on the next append.
+that its outcome is in the asker's inbox. The book is the fold of the file, so it survives any crash. Each
+line is appended by `append_durably`: a line the disk refuses is cut back off and raises `StorageError`
+(STORAGE_FULL on a full disk), and the book is unchanged. A torn last line (a crash mid-append) is skipped
+with a warning, and the next append starts on a line of its own.
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from host.store.durable import append_durably, create_durably, storage_errors
 from host.together.clock import Clock
 from protocol.models.together import RequestStatus
 
-__all__ = ["Request", "RequestBook", "REQUESTS_FILE"]
+__all__ = ["Request", "RequestBook", "REQUESTS_FILE", "new_request_id"]
 
 logger = logging.getLogger(__name__)
 
 REQUESTS_FILE = Path("together") / "requests.jsonl"
+
+
+def new_request_id() -> str:
+    return f"q-{uuid.uuid4().hex[:12]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,49 +99,69 @@ class RequestBook:
         elif op == "delivered" and request_id in self._requests:
             self._requests[request_id] = replace(self._requests[request_id], delivered=True)
 
-    def _append(self, entry: dict[str, Any]) -> None:
+    def _append(self, entry: dict[str, Any], what: str) -> None:
+        """Append one line for `entry` durably, then apply it.
+
+        Raises:
+            StorageError: nothing was written (the disk refused it); the book is unchanged.
+        """
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+        create_durably(self.path, mode=0o600)
+        with storage_errors(self.path, what):
+            size = self.path.stat().st_size
+            if size and self._last_byte(size) != b"\n":
                 line = b"\n" + line  # end a torn line from a crash so this one stands alone
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_durably(self.path, line, what)
         self._apply(entry)
 
-    def open_request(self, asker: str, receiver: str, question: str, timeout: float, hops: int) -> Request:
-        """Record a new request, durably, and return it."""
+    def _last_byte(self, size: int) -> bytes:
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return os.pread(fd, 1, size - 1)
+        finally:
+            os.close(fd)
+
+    def open_request(
+        self, asker: str, receiver: str, question: str, timeout: float, hops: int, *, request_id: str | None = None
+    ) -> Request:
+        """Record a new request, durably, and return it.
+
+        Raises:
+            StorageError: it could not be stored, so it does not exist.
+        """
         now = self._clock.now()
-        request_id = f"q-{uuid.uuid4().hex[:12]}"
-        self._append(
-            {
-                "op": "open",
-                "id": request_id,
-                "asker": asker,
-                "receiver": receiver,
-                "question": question,
-                "deadline": now + timeout,
-                "hops": hops,
-                "at": now,
-            }
-        )
+        request_id = request_id or new_request_id()
+        entry = {
+            "op": "open",
+            "id": request_id,
+            "asker": asker,
+            "receiver": receiver,
+            "question": question,
+            "deadline": now + timeout,
+            "hops": hops,
+            "at": now,
+        }
+        self._append(entry, f"the request to {receiver}")
         return self._requests[request_id]
 
     def close(self, request_id: str, status: RequestStatus, answer: str) -> Request | None:
-        """Close an open request; None when it is unknown or already closed (nothing is written)."""
+        """Close an open request; None when it is unknown or already closed (nothing is written).
+
+        Raises:
+            StorageError: the close could not be stored; the request is still open.
+        """
         request = self._requests.get(request_id)
         if request is None or not request.open:
             return None
-        self._append({"op": "close", "id": request_id, "status": status, "answer": answer, "at": self._clock.now()})
+        entry = {"op": "close", "id": request_id, "status": status, "answer": answer, "at": self._clock.now()}
+        self._append(entry, f"the outcome of request {request_id}")
         return self._requests[request_id]
 
     def mark_delivered(self, request_id: str) -> None:
+        """Raises: StorageError: the mark could not be stored (start-up finds the outcome in the inbox)."""
         request = self._requests.get(request_id)
         if request is not None and not request.delivered:
-            self._append({"op": "delivered", "id": request_id})
+            self._append({"op": "delivered", "id": request_id}, f"the delivery of request {request_id}'s outcome")
 
     def get(self, request_id: str) -> Request | None:
         return self._requests.get(request_id)

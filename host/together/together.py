@@ -112,7 +112,7 @@ class Together:
 
     async def recover(self) -> None:
         """At start-up, before the shell is served: deliver what waited when the host last stopped, once."""
-        waiting = self.deliveries.recover()
+        waiting = await self.deliveries.recover()
         await self.desk.recover()
         await self.deliveries.pump_all()
         if waiting:

@@ -53,15 +53,20 @@ class _Event(WireModel):
 
 
 class UserEvent(_Event):
+    """A person's message (or a Work instruction). `runId` names the run that answers it (absent on lines
+    written before messages carried it)."""
+
     type: Literal["user"] = "user"
     text: str
+    run_id: str | None = None
 
 
 class WakeEvent(_Event):
     """A message from another agent, written on the receiver's own transcript.
 
     `hops` counts the wakes down the chain a person's message started. With `requestId` and no `status` it
-    is a question to answer; with a `status` it is the outcome of a request this agent sent.
+    is a question to answer; with a `status` it is the outcome of a request this agent sent. `runId` names the
+    run that answers it, as on a person's message.
     """
 
     type: Literal["wake"] = "wake"
@@ -70,6 +75,7 @@ class WakeEvent(_Event):
     hops: int = 0
     request_id: str | None = None
     status: Literal["answered", "timeout", "failed", "refused"] | None = None
+    run_id: str | None = None
 
 
 class ContextEvent(_Event):

@@ -223,3 +223,119 @@ def test_a_busy_agents_wake_waits_for_its_turn_and_a_priority_wake_takes_over(tm
     run(main())
     kinds = [(e["type"], e.get("text")) for e in events(tmp_path, "bob") if e["type"] in ("user", "wake")]
     assert kinds == [("user", "slow"), ("wake", "first"), ("user", "slow"), ("wake", "second")]
+
+
+HELD = {"match": r"^hold$", "on": "user", "reply": "h" * 3000, "chunkChars": 3, "delayMs": 20}
+"""A person's message that keeps its agent busy (about 20 s) until the test cancels it."""
+
+
+async def _busy(host: HostProcess, *agent_ids: str) -> None:
+    for agent_id in agent_ids:
+        mark = len(host.events)
+        run_id = (await host.call("agent.send", {"agentId": agent_id, "text": "hold"}))["runId"]
+        await host.wait_for("agent.delta", lambda p, run_id=run_id: p["runId"] == run_id, after=mark)
+
+
+def _results(host: HostProcess, agent_id: str, after: int = 0) -> list[dict[str, Any]]:
+    """The completed tool results of `agent_id` recorded after event `after`, in order."""
+    return [
+        p
+        for m, p in host.events[after:]
+        if m == "agent.tool" and p["agentId"] == agent_id and p["status"] == "completed"
+    ]
+
+
+def _from(queue: list[dict[str, Any]], sender: str) -> int:
+    """How many of the waiting runs in `queue` (an `agent.get` result's) come from `sender`."""
+    return sum(1 for q in queue if q.get("fromAgent") == sender)
+
+
+def test_a_turn_that_sends_200_messages_gets_8_into_the_inbox_and_a_refusal_it_reads_for_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Issue 21.12: all 200 were accepted (199 queued). A person's message to the receiver still goes in."""
+    flood = [tool("send_to_agent", agentId="bob", message=f"note {n}") for n in range(200)]
+    ann = scripted_model(
+        {"match": r"^flood bob$", "on": "user", "toolCalls": flood},
+        {"match": r"(?s)^(Not sent: .*)$", "on": "tool", "reply": r"the host said: \1"},
+        DONE,
+    )
+    bob = scripted_model(HELD, {"match": r"(?m)^note \d+$", "on": "wake", "reply": "read"}, DONE)
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": ann})
+            await host.call("agent.create", {"name": "bob", "settings": bob})
+            await host.call("agent.create", {"name": "cat", "settings": bob})
+            await _busy(host, "bob")
+            mark = len(host.events)
+            assert (await host.send_and_wait("ann", "flood bob", timeout=120))["reason"] == "idle"
+            results = [p for p in _results(host, "ann", mark) if p["name"] == "send_to_agent"]
+            assert len(results) == 200
+            assert [p["isError"] for p in results[:8]] == [False] * 8
+            assert all(p["isError"] and p["content"].startswith("Not sent: 8 of your") for p in results[8:])
+            said = await host.wait_for(
+                "agent.message", lambda p: p["agentId"] == "ann" and p["message"]["text"], after=mark
+            )
+            assert said["message"]["text"].startswith("the host said: Not sent: 8 of your messages")
+            info = await host.call("agent.get", {"agentId": "bob"})
+            assert _from(info["queue"], "ann") == 8 and len(info["queue"]) == 8
+            # A person is never refused by the bound, and another sender has its own.
+            for n in range(3):
+                sent = await host.call("agent.send", {"agentId": "bob", "text": f"from the person {n}"})
+                assert sent["position"] == 9 + n
+            info = await host.call("agent.get", {"agentId": "bob"})
+            assert [q["kind"] for q in info["queue"]] == ["wake"] * 8 + ["user"] * 3
+            assert (await host.call("agent.get", {"agentId": "cat"}))["queue"] == []
+
+    run(main())
+
+
+def test_one_turn_sends_at_most_20_messages_and_questions_and_the_next_turn_may_send_again(tmp_path: Path) -> None:
+    """Questions count with messages, per receiver (8 waiting from one agent) and per run (20 in all)."""
+    calls = (
+        [tool("ask_agent", agentId="bob", question=f"q{n}?", timeoutSeconds=600) for n in range(5)]
+        + [tool("send_to_agent", agentId="bob", message=f"m{n}") for n in range(5)]
+        + [tool("send_to_agent", agentId="cat", message=f"m{n}") for n in range(10)]
+        + [tool("ask_agent", agentId="dan", question=f"q{n}?", timeoutSeconds=600) for n in range(10)]
+    )
+    ann = scripted_model(
+        {"match": r"^spread$", "on": "user", "toolCalls": calls},
+        {"match": r"^again (\w+)$", "on": "user", "toolCalls": [tool("send_to_agent", agentId=r"\1", message="more")]},
+        DONE,
+    )
+    held = scripted_model(HELD, DONE)
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": ann})
+            for name in ("bob", "cat", "dan"):
+                await host.call("agent.create", {"name": name, "settings": held})
+            await _busy(host, "bob", "cat", "dan")
+            mark = len(host.events)
+            assert (await host.send_and_wait("ann", "spread", timeout=60))["reason"] == "idle"
+            outcomes = [(p["arguments"]["agentId"], p["isError"]) for p in _results(host, "ann", mark)]
+            assert outcomes == (
+                [("bob", False)] * 8
+                + [("bob", True)] * 2
+                + [("cat", False)] * 8
+                + [("cat", True)] * 2
+                + [("dan", False)] * 4
+                + [("dan", True)] * 6
+            )
+            refusals = [p["content"] for p in _results(host, "ann", mark) if p["isError"]]
+            assert all(text.startswith("Not sent: 8 of your") for text in refusals[:4])
+            assert all(text.startswith("Not sent: this turn has already sent 20") for text in refusals[4:])
+            queues = {n: (await host.call("agent.get", {"agentId": n}))["queue"] for n in ("bob", "cat", "dan")}
+            assert {n: _from(q, "ann") for n, q in queues.items()} == {"bob": 8, "cat": 8, "dan": 4}
+            # A refused question left no request behind: 5 to bob and 4 to dan are open.
+            book = (tmp_path / "together/requests.jsonl").read_text(encoding="utf-8").splitlines()
+            assert sum(json.loads(line)["op"] == "open" for line in book) == 9
+
+            mark = len(host.events)
+            await host.send_and_wait("ann", "again dan")
+            await host.send_and_wait("ann", "again bob")
+            sent = [(p["arguments"]["agentId"], p["isError"]) for p in _results(host, "ann", mark)]
+            assert sent == [("dan", False), ("bob", True)]
+
+    run(main())

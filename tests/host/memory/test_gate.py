@@ -36,6 +36,7 @@ def test_ordinary_facts_pass(text: str) -> None:
         ("The GitLab token is glpat-VVrLvHdgwHvpsbgh5AXL", "GitLabTokenDetector"),
         ("Card 4111 1111 1111 1111 expires soon", "CardNumber"),
         ("My password is hunter2", "ProsePassword"),
+        ("I log in to the NAS as admin with Lemon3f2a!", "ProsePassword"),
     ],
 )
 def test_a_refusal_names_the_rule_that_matched(text: str, rule: str) -> None:

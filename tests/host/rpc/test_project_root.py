@@ -73,7 +73,7 @@ def test_a_project_root_that_cannot_be_one_is_refused_and_nothing_is_written(tmp
 
 def test_a_waiting_message_keeps_its_project_root_in_the_inbox_file(tmp_path: Path) -> None:
     inbox = Inbox(tmp_path / "inbox.json")
-    inbox.push(InboxItem("run-1", "user", "read it", project_root="/home/p/proj"))
-    inbox.push(InboxItem("run-2", "user", "no project"))
+    inbox.write(inbox.pushed(InboxItem("run-1", "user", "read it", project_root="/home/p/proj")))
+    inbox.write(inbox.pushed(InboxItem("run-2", "user", "no project")))
     again = Inbox(tmp_path / "inbox.json")
     assert [(item.run_id, item.project_root) for item in again.items] == [("run-1", "/home/p/proj"), ("run-2", None)]

@@ -156,3 +156,34 @@ def test_check_agent_tells_the_peers_state_queue_and_the_open_requests_between_t
     assert "busy (busy) is running, with 1 run(s) waiting." in checked["content"]
     assert "Your open requests to it: q-" in checked["content"] and not checked["isError"]
     assert own["isError"] and "your own id" in own["content"]
+
+
+def test_the_bound_on_waiting_messages_lets_a_sender_send_again_once_the_receiver_has_read_them(
+    tmp_path: Path,
+) -> None:
+    """The per-receiver bound counts what is in the inbox now, not what was ever sent."""
+    flood = [call("send_to_agent", agentId="bob", message=f"note {n}") for n in range(9)]
+    ann = scripted_model(
+        {"match": r"^flood$", "on": "user", "toolCalls": flood},
+        {"match": r"^once more$", "on": "user", "toolCalls": [call("send_to_agent", agentId="bob", message="note 9")]},
+        DONE,
+    )
+    bob = scripted_model(SLOW, {"match": r"(?m)^note (\d+)$", "on": "wake", "reply": r"read \1"})
+
+    async def main() -> None:
+        async with MemoryHost(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": ann})
+            await host.call("agent.create", {"name": "bob", "settings": bob})
+            busy = await host.call("agent.send", {"agentId": "bob", "text": "slow"})
+            await host.wait_for("agent.delta", lambda p: p["runId"] == busy["runId"])
+            await host.send_and_wait("ann", "flood")
+            read = await host.wait_for("agent.message", lambda p: p["message"]["text"] == "read 7", timeout=60)
+            await host.wait_for("agent.ended", lambda p: p["runId"] == read["runId"])
+            assert (await host.call("agent.get", {"agentId": "bob"}))["queue"] == []
+            await host.send_and_wait("ann", "once more")
+            await host.wait_for("agent.message", lambda p: p["message"]["text"] == "read 9")
+
+    asyncio.run(main())
+    results = tool_results(tmp_path, "ann", "send_to_agent")
+    assert [r["isError"] for r in results] == [False] * 8 + [True, False]
+    assert "8 of your messages and questions are already in bob's inbox" in results[8]["content"]

@@ -1,10 +1,16 @@
-"""The request book: opened and closed once, durable across a reopen, a torn line skipped and ended."""
+"""The request book: opened and closed once, durable across a reopen, a torn line skipped and ended, and a
+line the disk refuses cut back off (STORAGE_FULL) with the book as it was."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from host.errors import StorageError
 from host.together.requests import REQUESTS_FILE, RequestBook
+from protocol.errors import STORAGE_FULL
+from tests.support.small_disk import fill, small_tmpfs
 
 
 class FakeClock:
@@ -50,3 +56,24 @@ def test_a_torn_last_line_is_skipped_and_the_next_append_stands_on_its_own_line(
     later = again.open_request("ann", "cy", "q2", 10, 0)
     third = RequestBook(tmp_path, clock)
     assert [r.request_id for r in third.all()] == [kept.request_id, later.request_id]
+
+
+def test_a_line_the_full_disk_takes_only_part_of_is_cut_back_and_the_book_is_as_it_was(tmp_path: Path) -> None:
+    clock = FakeClock()
+    with small_tmpfs(tmp_path / "disk", "size=64k") as disk:
+        book = RequestBook(disk, clock)
+        kept = book.open_request("ann", "bob", "short?", 10, 0)
+        fill(disk / "filler")  # what is left is the rest of the book's last page: less than the next line
+        before = (disk / REQUESTS_FILE).read_bytes()
+        with pytest.raises(StorageError) as refused:
+            book.open_request("ann", "bob", "long? " * 2000, 10, 0)
+        assert refused.value.code == STORAGE_FULL and refused.value.data["path"] == str(disk / REQUESTS_FILE)
+        with pytest.raises(StorageError) as refused:
+            book.close(kept.request_id, "answered", "a long answer " * 1000)
+        assert refused.value.code == STORAGE_FULL
+        assert (disk / REQUESTS_FILE).read_bytes() == before, "no part of a refused line is left"
+        assert [r.request_id for r in book.all()] == [kept.request_id] and book.open_requests()[0].open
+        (disk / "filler").unlink()
+        assert book.close(kept.request_id, "answered", "now") is not None
+        again = RequestBook(disk, clock)
+        assert [(r.request_id, r.status, r.answer) for r in again.all()] == [(kept.request_id, "answered", "now")]

@@ -1,0 +1,28 @@
+"""A crash image: the data directory as a SIGKILL at one instant would leave it, copied while the host runs.
+
+Every write the host acknowledges is fsynced or atomic, so what another process reads at an instant is what
+a kill at that instant leaves. Copy it from a hook at the moment under test (the host's loop waits while it
+copies), then start a host on the copy, after `recover_data_dir` as `run_host` does, to see what a restart
+from there makes of it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from host.recovery import recover_data_dir
+
+__all__ = ["crash_image", "restarted"]
+
+
+def crash_image(data_dir: Path, image: Path) -> Path:
+    """Copy `data_dir` to `image` (which must not exist) as it is now; the host lock is not copied."""
+    shutil.copytree(data_dir, image, symlinks=True, ignore=shutil.ignore_patterns("host.lock", "host.sock"))
+    return image
+
+
+def restarted(image: Path) -> Path:
+    """Recover `image` as a host starting on it first does (open runs closed, temporaries removed)."""
+    recover_data_dir(image)
+    return image
