@@ -96,13 +96,14 @@ WHERE = [
 ]
 
 
-def _agent_with(tmp_path: Path, name: str) -> None:
-    async def prepare() -> None:
-        async with HostProcess(tmp_path) as host:
-            settings = {**scripted_model(*WHERE), "toolPermission": "always"}
-            await host.call("agent.create", {"name": name, "settings": settings})
+async def _agent_with(host: HostProcess, name: str) -> None:
+    settings = {**scripted_model(*WHERE), "toolPermission": "always"}
+    await host.call("agent.create", {"name": name, "settings": settings})
 
-    asyncio.run(prepare())
+
+async def _hearth_beside(host: HostProcess, action: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`hearth ACTION` while the test's host runs, so the command attaches to it instead of starting its own."""
+    return await asyncio.to_thread(_hearth, host.data_dir, action, *args)
 
 
 def _python3_is_a_shim() -> bool:
@@ -113,14 +114,14 @@ def _python3_is_a_shim() -> bool:
 @pytest.mark.skipif(not _python3_is_a_shim(), reason="python3 on PATH is not a version manager's shim here")
 def test_a_python3_that_is_a_pyenv_shim_is_resolved_as_the_shell_would_and_the_server_starts(tmp_path: Path) -> None:
     """Issue 25.4: the shim needs its manager's tree, which the sandbox does not show; the host runs what it runs."""
-    _agent_with(tmp_path, "ann")
-    added = _hearth(tmp_path, "mcp add", "ann", "plain", "--", "python3", PLAIN)
-    assert added.returncode == 0, added.stderr
-    assert _servers(tmp_path)[0]["command"] == "python3", "the settings keep what the person typed"
     shell_runs = subprocess.run(["python3", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
+            await _agent_with(host, "ann")
+            added = await _hearth_beside(host, "mcp add", "ann", "plain", "--", "python3", PLAIN)
+            assert added.returncode == 0, added.stderr
+            assert _servers(tmp_path)[0]["command"] == "python3", "the settings keep what the person typed"
             ended = await host.send_and_wait("ann", "where", timeout=60)
             text = host.texts("ann", ended["runId"])
             assert text.startswith(f"TOOL SAID: MODULE: {os.path.realpath(PLAIN)}"), text
@@ -135,16 +136,16 @@ def test_a_python3_that_is_a_pyenv_shim_is_resolved_as_the_shell_would_and_the_s
 @NEEDS_NPX
 def test_a_failed_start_shows_its_stderr_and_its_likely_cause_in_mcp_list_and_mcp_status(tmp_path: Path) -> None:
     """Issue 25.4: npx without the network, a module that is not installed; the turn still works."""
-    _agent_with(tmp_path, "ann")
-    for name, command in (
-        ("memory", ["npx", "-y", "@modelcontextprotocol/server-memory"]),
-        ("missing", [sys.executable, "-m", "no_such_module_hearth"]),
-    ):
-        added = _hearth(tmp_path, "mcp add", "ann", name, "--", *command)
-        assert added.returncode == 0, added.stderr
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
+            await _agent_with(host, "ann")
+            for name, command in (
+                ("memory", ["npx", "-y", "@modelcontextprotocol/server-memory"]),
+                ("missing", [sys.executable, "-m", "no_such_module_hearth"]),
+            ):
+                added = await _hearth_beside(host, "mcp add", "ann", name, "--", *command)
+                assert added.returncode == 0, added.stderr
             ended = await host.send_and_wait("ann", "hello", timeout=120)
             assert host.texts("ann", ended["runId"]) == "hello there"
             failed = {p["server"]: p for m, p in host.events if m == "mcp.status" and p["state"] == "failed"}
@@ -171,11 +172,8 @@ def _readme_commands() -> list[list[str]]:
 @pytest.mark.timeout(300)
 def test_the_readme_example_works_as_written(tmp_path: Path) -> None:
     """Issue 25.4: the README's server starts under Hearth as written, and npm's cache stays out of scratch."""
-    _agent_with(tmp_path, "researcher")
     add, listing, remove = _readme_commands()
     assert add[:4] == [".venv/bin/hearth", "mcp", "add", "researcher"] and "--network" in add
-    added = _hearth(tmp_path, "mcp add", *add[3:])
-    assert added.returncode == 0, added.stderr
     server = add[4]
     graph = {"tool": f"mcp__{server}__read_graph", "arguments": {}}
     rules = [
@@ -186,6 +184,9 @@ def test_the_readme_example_works_as_written(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
+            await _agent_with(host, "researcher")
+            added = await _hearth_beside(host, "mcp add", *add[3:])
+            assert added.returncode == 0, added.stderr
             await host.call("agent.update", {"agentId": "researcher", "settings": scripted_model(*rules)})
             ended = await host.send_and_wait("researcher", "graph", timeout=240)
             text = host.texts("researcher", ended["runId"])
