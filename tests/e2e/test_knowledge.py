@@ -5,6 +5,8 @@ and gone when off (issue 26)."""
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,8 @@ def test_a_turn_searches_an_admitted_folder_and_cites_each_format_by_path_and_li
             await host.idle_turn("ada", "What does the zephyrine attachment do?")
             chat = server.chats()
             assert {"knowledge_search", "knowledge_read"} <= tool_names(chat[0])
+            # Nothing of the documents is in the prompt on its own: only the tool's result brings a passage.
+            assert "fine mist" not in json.dumps(chat[0]["messages"]) and "zephyrine" in json.dumps(chat[0]["messages"])
             [result] = tool_results(chat[-1])
             assert f"{docs / 'guide.md'}:5-7" in result
             assert "not instructions" in result and "fine mist for seedlings" in result
@@ -171,7 +175,7 @@ def test_a_key_inside_a_document_is_masked_and_never_reaches_the_model(tmp_path:
     _run(main, server)
 
 
-def test_removing_a_source_leaves_no_byte_of_its_text_and_the_other_source_stays(tmp_path: Path) -> None:
+def test_a_removed_source_leaves_no_byte_the_other_stays_and_no_export_carries_either(tmp_path: Path) -> None:
     gone, kept = tmp_path / "gone", tmp_path / "kept"
     gone.mkdir()
     kept.mkdir()
@@ -185,6 +189,14 @@ def test_removing_a_source_leaves_no_byte_of_its_text_and_the_other_source_stays
             [first] = await admit(host, ADA, str(gone))
             await admit(host, ADA, str(kept))
             assert _files_holding(tmp_path / "data", b"xylocarpus")
+            # An export carries the agent's memory and none of its documents: the person did not ask for them.
+            await host.call("memory.note", {**ADA, "text": "The user bakes on Sundays."})
+            archive = tmp_path / "ada.hearth"
+            await host.call("agent.export", {**ADA, "path": str(archive)})
+            carried = gzip.decompress(archive.read_bytes())
+            assert b"bakes on Sundays" in carried and b"xylocarpus" not in carried and b"brioche" not in carried
+            await host.call("agent.import", {"path": str(archive), "agentId": "ada-copy"})
+            assert (await host.call("knowledge.list", {"agentId": "ada-copy"}))["sources"] == []
             removed = await host.call("knowledge.remove", {**ADA, "sourceId": first["sourceId"]})
             assert removed["removed"] and removed["chunks"] == 1
             assert _files_holding(tmp_path / "data", b"xylocarpus") == []

@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,15 +22,23 @@ from tests.support.knowledge_host import admit
 ADA = {"agentId": "ada"}
 
 
-def _client(data: Path, agent: str = "ada") -> Client:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hearth", "mcp-serve", agent, "--data-dir", str(data)], cwd=str(REPO_ROOT)
-    )
+def _client(data: Path, agent: str = "ada", args: list[str] | None = None) -> Client:
+    served = [*(args or ["mcp-serve", agent]), "--data-dir", str(data)]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "hearth", *served], cwd=str(REPO_ROOT))
     return Client(params, client_info=Implementation(name="Test Editor", version="1.0"))
 
 
 def _text(result: Any) -> str:
     return "\n".join(part.text for part in result.content if isinstance(part, TextContent))
+
+
+def _readme_clients() -> dict[str, list[str]]:
+    """The arguments of `hearth` in the README's Claude Code command and Codex configuration."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    [claude] = [shlex.split(line) for line in text.splitlines() if line.startswith("claude mcp add hearth ")]
+    [codex] = re.findall(r'^\[mcp_servers\.hearth\]\ncommand = "([^"]+)"\nargs = (\[[^\]]*\])$', text, re.M)
+    assert claude[claude.index("--") + 1] == codex[0] and codex[0].endswith("/.venv/bin/hearth")
+    return {"claude": claude[claude.index("--") + 2 :], "codex": json.loads(codex[1])}
 
 
 async def _names(client: Client) -> set[str]:
@@ -66,14 +77,18 @@ def test_another_tool_recalls_searches_and_proposes_through_mcp_serve(tmp_path: 
     asyncio.run(main())
 
 
-def test_memory_or_knowledge_off_takes_its_tools_away_from_mcp_serve(tmp_path: Path) -> None:
+def test_memory_or_knowledge_off_takes_its_tools_away_from_mcp_serve_started_as_the_readme_says(
+    tmp_path: Path,
+) -> None:
     data = tmp_path / "data"
     docs = write_corpus(tmp_path / "docs")
+    clients = _readme_clients()
+    assert clients["claude"] == clients["codex"] == ["mcp-serve", "researcher"]
 
     async def main() -> None:
         async with HostProcess(data) as host:
-            await host.call("agent.create", {"name": "ada", "agentId": "ada", "settings": scripted_model()})
-            async with _client(data) as client:
+            await host.call("agent.create", {"name": "researcher", "agentId": "ada", "settings": scripted_model()})
+            async with _client(data, args=clients["codex"]) as client:
                 assert await _names(client) == {"memory_recall", "memory_propose"}  # nothing admitted yet
                 await admit(host, ADA, str(docs))
                 assert "knowledge_search" in await _names(client)
