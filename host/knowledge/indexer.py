@@ -140,7 +140,8 @@ class Indexer:
         self._wakeup.notify_all()
 
     def forget(self, base: KnowledgeBase) -> None:
-        """Drop a base's jobs and wait until the thread is done with it (before the base is closed)."""
+        """Drop a base's jobs and wait until the thread is done with it (before the base is closed); with no
+        base left, wait until the thread and its reading process have ended."""
         with self._wakeup:
             for job in [*base.urgent, *base.files]:
                 job.done.cancel()
@@ -149,7 +150,7 @@ class Indexer:
             base.queued_paths.clear()
             if base in self._bases:
                 self._bases.remove(base)
-            while self._busy is base:
+            while self._busy is base or (not self._bases and self._thread is not None):
                 self._wakeup.wait()
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -176,7 +177,6 @@ class Indexer:
             self._busy, self._current = None, ""
             self._wakeup.notify_all()
             if self._stopped:
-                self._thread = None
                 return None
             for base in self._bases:
                 if base.urgent:
@@ -196,11 +196,17 @@ class Indexer:
                     self._current = job.source_id
                     return base, job
             for base in self._bases:
-                if base.unembedded and not base.embedding_failed and self._embedder is not None:
+                if self._embeddable(base):
                     self._busy = base
                     return base, None
-            self._thread = None  # nothing left: the thread ends, and starts again with the next job
-            return None
+            return None  # nothing left: the thread ends (`_run`), and starts again with the next job
+
+    def _embeddable(self, base: KnowledgeBase) -> bool:
+        return base.unembedded and not base.embedding_failed and self._embedder is not None
+
+    def _has_work(self) -> bool:
+        """Whether a job or a batch of vectors waits (with the lock held)."""
+        return not self._stopped and any(b.urgent or b.files or self._embeddable(b) for b in self._bases)
 
     def _run(self) -> None:
         if self._embedder is not None:
@@ -208,12 +214,21 @@ class Indexer:
         # Each thread has its own reading process: one ending never stops the next one's.
         reader = ReadingProcess()
         try:
-            self._serve(reader)
+            while True:
+                self._serve(reader)
+                # The worker ends before the thread says it has: no reading process outlives `running`.
+                reader.stop()
+                with self._wakeup:
+                    if not self._has_work():  # a job submitted meanwhile found `_thread` set: serve it
+                        self._thread = None
+                        self._wakeup.notify_all()
+                        return
         finally:
-            reader.stop()  # no reading process outlives the thread
+            reader.stop()
             with self._wakeup:
                 if self._thread is threading.current_thread():
                     self._thread = None  # ended by a failure: the next job starts a thread again
+                    self._wakeup.notify_all()
 
     def _serve(self, reader: ReadingProcess) -> None:
         while (taken := self._next()) is not None:
