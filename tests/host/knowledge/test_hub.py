@@ -149,3 +149,36 @@ def test_a_path_that_cannot_be_admitted_is_refused(tmp_path: Path, where: str) -
             assert await hub.sources(ADA) == []
 
     asyncio.run(main())
+
+
+def test_a_paused_source_is_not_read_again_while_another_is_and_resuming_reads_what_changed(tmp_path: Path) -> None:
+    held, live = tmp_path / "held", tmp_path / "live"
+    for folder, word in ((held, "juniper"), (live, "larkspur")):
+        folder.mkdir()
+        (folder / "a.md").write_text(f"# A\n\nThe {word} note.\n", encoding="utf-8")
+
+    async def main() -> None:
+        async with served_hub(tmp_path / "data") as (hub, reports):
+
+            async def paths(word: str) -> list[str]:
+                return [h.chunk.path for h in await hub.search(ADA, word, 5)]
+
+            async def watching() -> None:
+                while not hub.status(ADA).watching:
+                    await until_idle(reports)
+
+            [paused, _] = await hub.add(ADA, [str(held), str(live)], None)
+            await hub.pause(ADA, paused, True)
+            await watching()  # the watcher of the live source alone
+            # Both change in one moment; the watcher's batch that brings the live one would bring the held one.
+            (held / "a.md").write_text("# A\n\nThe wormwood note.\n", encoding="utf-8")
+            (live / "a.md").write_text("# A\n\nThe yarrow note.\n", encoding="utf-8")
+            while not await paths("yarrow"):
+                await until_idle(reports)
+            assert await paths("wormwood") == [] and await paths("juniper") == [str(held / "a.md")]
+            await hub.pause(ADA, paused, False)
+            while not await paths("wormwood"):
+                await until_idle(reports)
+            assert await paths("juniper") == []
+
+    asyncio.run(main())
