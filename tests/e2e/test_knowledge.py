@@ -36,6 +36,15 @@ def _files_holding(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+async def _refused(host: HostProcess, method: str, params: dict[str, Any]) -> int:
+    """The error code the host answered `method` with (it must not succeed)."""
+    try:
+        await host.call(method, params)
+    except JsonRpcError as exc:
+        return exc.code
+    raise AssertionError(f"{method} {params} was accepted")
+
+
 def _covers(citation: str, line: int) -> bool:
     """Whether `path:start-end` (or `path:p.start-end`) covers `line`."""
     span = citation.rsplit(":", 1)[1].removeprefix("p.")
@@ -205,11 +214,7 @@ def test_a_removed_source_leaves_no_byte_the_other_stays_and_no_export_carries_e
             [hit] = (await host.call("knowledge.search", {**ADA, "query": "brioche"}))["hits"]
             assert hit["path"] == str(kept / "recipe.md")
             assert [s["path"] for s in (await host.call("knowledge.list", ADA))["sources"]] == [str(kept)]
-            try:
-                await host.call("knowledge.remove", {**ADA, "sourceId": first["sourceId"]})
-                raise AssertionError("removing a removed source was accepted")
-            except JsonRpcError as exc:
-                assert exc.code == NOT_FOUND
+            assert await _refused(host, "knowledge.remove", {**ADA, "sourceId": first["sourceId"]}) == NOT_FOUND
 
     _run(main, server)
 
@@ -230,11 +235,7 @@ def test_with_knowledge_off_there_is_no_tool_no_watch_no_search_until_it_is_on_a
                 ("knowledge.search", {**ADA, "query": "zephyrine"}),
                 ("knowledge.add", {**ADA, "paths": [str(docs)]}),
             ):
-                try:
-                    await host.call(method, params)
-                    raise AssertionError(f"{method} answered with knowledge off")
-                except JsonRpcError as exc:
-                    assert exc.code == CONFLICT
+                assert await _refused(host, method, params) == CONFLICT
             server.script(say("hello"), say("hi"))
             await host.idle_turn("ada", "hello")
             await host.idle_turn("bo", "hello")  # an agent with nothing admitted has no knowledge tool either
@@ -261,16 +262,8 @@ def test_a_path_that_cannot_be_admitted_is_refused_and_nothing_is_admitted(tmp_p
             await _agent(host, server)
             data_file = tmp_path / "data" / "agents" / "ada" / "profile.json"
             for paths in ([str(docs), str(tmp_path / "missing")], [str(data_file)], ["relative/path"], ["/proc"]):
-                try:
-                    await host.call("knowledge.add", {**ADA, "paths": paths})
-                    raise AssertionError(f"{paths} were admitted")
-                except JsonRpcError as exc:
-                    assert exc.code == INVALID_PARAMS
+                assert await _refused(host, "knowledge.add", {**ADA, "paths": paths}) == INVALID_PARAMS
             assert (await host.call("knowledge.list", ADA))["sources"] == []
-            try:
-                await host.call("knowledge.list", {"agentId": "nobody"})
-                raise AssertionError("an unknown agent's knowledge was listed")
-            except JsonRpcError as exc:
-                assert exc.code == NOT_FOUND
+            assert await _refused(host, "knowledge.list", {"agentId": "nobody"}) == NOT_FOUND
 
     _run(main, server)
