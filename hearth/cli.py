@@ -132,6 +132,33 @@ def _memory(args: argparse.Namespace) -> int:
     )
 
 
+def _knowledge(args: argparse.Namespace) -> int:
+    from desktop.knowledge_cmd import KnowledgeCommand, run_knowledge_command
+
+    return run_knowledge_command(
+        KnowledgeCommand(
+            action=args.action,
+            owner=args.owner,
+            data_dir=_data_dir(args),
+            work=args.work,
+            paths=getattr(args, "paths", []),
+            pattern=getattr(args, "pattern", None),
+            source_id=getattr(args, "source_id", None),
+            query=" ".join(getattr(args, "query", [])),
+            limit=getattr(args, "limit", 8),
+            wait=not getattr(args, "no_wait", False),
+            as_json=getattr(args, "as_json", False),
+        )
+    )
+
+
+def _mcp_serve(args: argparse.Namespace) -> int:
+    """Serve an agent's memory and knowledge to another tool over MCP on stdio."""
+    from desktop.mcp_serve import McpServeOptions, run_mcp_serve
+
+    return run_mcp_serve(McpServeOptions(agent=args.agent, data_dir=_data_dir(args), verbose=args.verbose))
+
+
 def _mcp(args: argparse.Namespace) -> int:
     from desktop.mcp_cmd import McpCommand, run_mcp_command
     from protocol.datadir import resolve_data_dir
@@ -318,6 +345,37 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             )
 
 
+def _add_knowledge(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    knowledge = commands.add_parser(
+        "knowledge",
+        help="The documents an agent works from: hearth knowledge AGENT add|list|remove|pause|resume|search",
+    )
+    _common(knowledge)
+    knowledge.add_argument("owner", metavar="AGENT", help="the agent's id or name (with --work, a Work's id)")
+    knowledge.add_argument("--work", action="store_true", help="AGENT names a Work: its members read it")
+    actions = knowledge.add_subparsers(dest="action", required=True)
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        parser = _add(actions, name, help_text, _knowledge)
+        _json(parser)
+        return parser
+
+    add = action("add", "Admit files and folders (folders are read whole and watched).")
+    add.add_argument("paths", nargs="+", metavar="PATH")
+    add.add_argument("--pattern", help="in folders, only files whose name fits, e.g. '*.html'")
+    add.add_argument("--no-wait", action="store_true", help="return at once instead of waiting until it is read")
+    action("list", "The admitted sources, their state, and the files that could not be read.")
+    for name, help_text in (
+        ("remove", "Remove a source: its text, chunks and vectors leave the disk."),
+        ("pause", "Stop watching and reading a source (what it holds stays searchable)."),
+        ("resume", "Watch and read a paused source again."),
+    ):
+        action(name, help_text).add_argument("source_id", metavar="SOURCE")
+    search = action("search", "Search the documents as the agent would, and see why each passage matched.")
+    search.add_argument("query", nargs="+")
+    search.add_argument("--limit", type=int, default=8)
+
+
 def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp = commands.add_parser("mcp", help="Give an agent MCP servers (each runs inside the agent's sandbox).")
     actions = mcp.add_subparsers(dest="action", required=True)
@@ -415,9 +473,18 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("agent", help="the agent's id or name")
     _json(inspect)
     _add_memory(commands)
+    _add_knowledge(commands)
     _add_mcp(commands)
     _add_schedule(commands)
     _add_budget(commands)
+    serve = _add(
+        commands,
+        "mcp-serve",
+        "Be an MCP server on stdio for another tool (Claude Code, Codex, an editor): the agent's recall, "
+        "knowledge search and memory proposals.",
+        _mcp_serve,
+    )
+    serve.add_argument("agent", help="the agent's id or name")
     _add_secrets(commands)
     web = _add(commands, "web", "Serve the desktop shell in a browser on 127.0.0.1, behind a one-time token.", _web)
     web.add_argument("--port", type=int, default=0, help="the port (default: a free one)")

@@ -44,7 +44,8 @@ class AgentService:
     mcp: the live state of the agents' MCP servers.
     check: refuses settings that cannot work (an MCP server whose program is missing), before they are written.
 
-    `queue` gives what waits for an agent; `before_delete` / `after_delete` hooks run around a deletion.
+    `queue` gives what waits for an agent; `before_delete` / `after_delete` hooks run around a deletion;
+    `after_settings` hooks are awaited once new settings are written (before the call answers).
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class AgentService:
         self.queue: Callable[[str], list[QueuedRun]] = lambda _: []
         self.before_delete: list[Callable[[str], Awaitable[None]]] = []
         self.after_delete: list[Callable[[str], Awaitable[None]]] = []
+        self.after_settings: list[Callable[[Agent], Awaitable[None]]] = []
         self._mcp = mcp or McpBoard(notify)
         self._check = check
         self._naming = asyncio.Lock()
@@ -122,6 +124,8 @@ class AgentService:
             # The files are written and fsynced in a worker thread: one agent's disk work never stalls the loop.
             agent = await asyncio.to_thread(self.store.create, name, agent_id, settings)
         self._on_settings(agent)
+        for hook in self.after_settings:
+            await hook(agent)
         await self.changed(agent.agent_id)
         return self.info(agent)
 
@@ -142,6 +146,8 @@ class AgentService:
             agent = await asyncio.to_thread(self.store.update, agent_id, name, patch)
         if patch is not None:
             self._on_settings(agent)
+            for hook in self.after_settings:
+                await hook(agent)
         if agent.settings.mcp_servers != before.settings.mcp_servers:
             await self._close_mcp(agent_id)
         await self.changed(agent.agent_id)

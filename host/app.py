@@ -24,6 +24,9 @@ from host.config import HostConfig
 from host.connections import Connection, ConnectionHub
 from host.errors import HostError
 from host.idle import wait_until_idle
+from host.knowledge import KnowledgeHub, KnowledgeStatus, Owner
+from host.knowledge.tools import KnowledgeTools
+from host.knowledge.wire import progress_event
 from host.listener import SocketListener
 from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, MemoryStore, watch_memory_views
@@ -32,7 +35,9 @@ from host.rpc.agent_dir import register_agent_dir_methods
 from host.rpc.agents import register_agent_methods
 from host.rpc.archive import register_archive_methods
 from host.rpc.kernel_calls import register_kernel_calls
+from host.rpc.knowledge import register_knowledge_methods
 from host.rpc.memory import memory_notification, register_memory_methods
+from host.rpc.proposals import register_proposal_methods
 from host.rpc.runs import register_run_methods
 from host.rpc.schedules import register_schedule_methods
 from host.rpc.secrets import register_secrets_methods
@@ -62,7 +67,7 @@ from host.schedules import (
     zone_named,
 )
 from host.signals import stop_on_signals
-from host.store.agents import AgentStore
+from host.store.agents import Agent, AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.host_settings import HostSettingsStore
 from host.store.secrets import SecretStore
@@ -165,6 +170,10 @@ class HostServer:
         self.host_tools.providers.append(PrivateMemoryTools(self.memory))
         self.chains = ChainGuard(lambda: self.settings.current.chain_budget, lambda agent: self.budgets.spent(agent))
         self.budgets.per_request.append(self.chains.count)
+        self.knowledge = KnowledgeHub(config.data_dir, self._knowledge_on, self._knowledge_progress)
+        self.host_tools.providers.append(KnowledgeTools(self.knowledge))
+        self.agents.after_settings.append(self._knowledge_settings)
+        self.agents.before_delete.append(lambda agent_id: self.knowledge.deactivate(Owner("agent", agent_id)))
         self.together.connect(
             self.agents,
             self.planner,
@@ -216,6 +225,9 @@ class HostServer:
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
+        register_knowledge_methods(self.table, self.knowledge, self._knowledge_owner)
+        register_proposal_methods(self.table, self.hub, self.store)
+        self.together.work_service.before_delete.append(lambda w: self.knowledge.deactivate(Owner("work", w)))
         archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
         register_archive_methods(self.table, archives, self.agents)
         register_schedule_methods(
@@ -283,6 +295,7 @@ class HostServer:
             together_task = tasks.create_task(self.together.serve())
             schedules_task = tasks.create_task(self.schedules.serve())
             budgets_task = tasks.create_task(self.budgets.serve())
+            knowledge_task = tasks.create_task(self.knowledge.serve(self._knowledge_owners))
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
             stop_task = tasks.create_task(self._stop.wait())
@@ -300,11 +313,21 @@ class HostServer:
             if self.listener is not None:
                 self.listener.stop_accepting()
             await self.runs.cancel_all()
+            await self.knowledge.close()
             await self.kernel.stop()
             await kernel_task
             watch_stop.set()
             await watch_task
-            for task in (runs_task, memory_task, warmup_task, together_task, schedules_task, budgets_task, stop_task):
+            for task in (
+                runs_task,
+                memory_task,
+                warmup_task,
+                together_task,
+                schedules_task,
+                budgets_task,
+                knowledge_task,
+                stop_task,
+            ):
                 task.cancel()
             await asyncio.sleep(0)  # let the answer to `shutdown` reach the wire
             await self.connections.close_all()
@@ -327,6 +350,29 @@ class HostServer:
     async def _memory_event(self, event: MemoryEvent) -> None:
         method, params = memory_notification(event)
         await self.notify(method, params)
+
+    def _knowledge_on(self, owner: Owner) -> bool:
+        """An agent's knowledge is on by its setting; a Work's while the Work exists."""
+        if owner.kind == "work":
+            return self.together.works.exists(owner.id)
+        return self.store.exists(owner.id) and self.store.get(owner.id).settings.knowledge
+
+    def _knowledge_owner(self, owner: Owner) -> None:
+        """Raises NotFoundError for an agent or Work that does not exist."""
+        if owner.kind == "work":
+            self.together.works.get(owner.id)
+        else:
+            self.store.get(owner.id)
+
+    def _knowledge_owners(self) -> list[Owner]:
+        agents = [Owner("agent", entry.agent_id) for entry in self.store.scan()]
+        return agents + [Owner("work", work.work_id) for work in self.together.works.list()]
+
+    async def _knowledge_settings(self, agent: Agent) -> None:
+        await self.knowledge.settings_changed(Owner("agent", agent.agent_id))
+
+    async def _knowledge_progress(self, status: KnowledgeStatus) -> None:
+        await self.notify("knowledge.progress", progress_event(status))
 
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
         return await self.kernel_turns.request("summarize", params, SummarizeResult, timeout=300)

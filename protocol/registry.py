@@ -12,7 +12,9 @@ from protocol.models import agents, host, kernel, mcp, warmup
 from protocol.models.agent_dir import AGENT_DIR_METHODS
 from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
+from protocol.models.knowledge import KNOWLEDGE_EVENTS, KNOWLEDGE_METHODS, KNOWLEDGE_TOOLS
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
+from protocol.models.proposals import PROPOSAL_METHODS
 from protocol.models.schedules import SCHEDULE_EVENTS, SCHEDULE_METHODS, SCHEDULE_TOOLS
 from protocol.models.secrets import SECRETS_METHODS
 from protocol.models.together import HOST_TOOLS as TOGETHER_TOOLS
@@ -29,6 +31,9 @@ __all__ = [
 ]
 
 Method = tuple[type[BaseModel], type[BaseModel]]
+
+HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **SCHEDULE_TOOLS, **KNOWLEDGE_TOOLS}
+"""Every host-executed tool whose arguments are a wire model, by its exact name."""
 
 HOST_METHODS: dict[str, Method] = {
     "initialize": (host.InitializeParams, host.InitializeResult),
@@ -52,6 +57,8 @@ HOST_METHODS: dict[str, Method] = {
     **WORK_METHODS,
     **ARCHIVE_METHODS,
     **SCHEDULE_METHODS,
+    **KNOWLEDGE_METHODS,
+    **PROPOSAL_METHODS,
 }
 
 HOST_EVENTS: dict[str, type[BaseModel]] = {
@@ -70,10 +77,8 @@ HOST_EVENTS: dict[str, type[BaseModel]] = {
     **MEMORY_EVENTS,
     **WORK_EVENTS,
     **SCHEDULE_EVENTS,
+    **KNOWLEDGE_EVENTS,
 }
-
-HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **SCHEDULE_TOOLS}
-"""Every host-executed tool's arguments, by the tool's exact name."""
 
 KERNEL_METHODS: dict[str, Method] = {
     "initialize": (kernel.KernelInitializeParams, kernel.KernelInitializeResult),

@@ -14,4 +14,5 @@ fi
 .venv/bin/ruff check protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/ruff format --check --quiet protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# The suite waits on real processes far more than it computes, so three workers share two cores well.
+.venv/bin/python -m pytest -n "${HEARTH_TEST_WORKERS:-3}" "$@"

@@ -12,6 +12,7 @@ PACKAGES = [
     "protocol",
     "protocol.models",
     "host",
+    "host.knowledge",
     "host.memory",
     "host.prompt",
     "host.rpc",

@@ -25,6 +25,7 @@ from desktop.shell.chat_view import ChatView
 from desktop.shell.dialogs import AgentDialog, ConfirmDialog, HostLostDialog, TextDialog
 from desktop.shell.entries import ApprovalPrompt
 from desktop.shell.files_view import FilesView
+from desktop.shell.knowledge_view import KnowledgeView
 from desktop.shell.memory_view import MemoryView
 from desktop.shell.roster import AgentState, agent_prompt, next_wake
 from desktop.shell.session import HostEvent, HostLost, HostSession
@@ -51,6 +52,7 @@ class HearthApp(App[None]):
         Binding("f5", "tab('files')", "Files"),
         Binding("f6", "next_agent", "Next agent"),
         Binding("f7", "tab('works')", "Works"),
+        Binding("f9", "tab('knowledge')", "Knowledge"),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
@@ -83,6 +85,8 @@ class HearthApp(App[None]):
                     yield FilesView(self.call, id="files-view")
                 with TabPane("Works (F7)", id="works-tab"):
                     yield WorksView(self.call, self._agent_names, id="works-view")
+                with TabPane("Knowledge (F9)", id="knowledge"):
+                    yield KnowledgeView(self.call, id="knowledge-view")
         yield Footer()
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
@@ -210,6 +214,7 @@ class HearthApp(App[None]):
         chat.set_queue(state.queue)
         self.query_one("#memory-view", MemoryView).show(agent_id)
         self.query_one("#files-view", FilesView).show(agent_id)
+        self.query_one("#knowledge-view", KnowledgeView).show(agent_id)
         self.sub_title = state.info.name
         chat.query_one("#prompt").focus()
         self._settled()
@@ -248,6 +253,8 @@ class HearthApp(App[None]):
             if method == "memory.proposed":
                 count = len(params.get("records", []))
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
+        elif method == "knowledge.progress" and agent_id == self.current:
+            self.query_one("#knowledge-view", KnowledgeView).refresh_sources()
         elif method == "mcp.status" and agent_id == self.current:
             self.query_one("#chat-view", ChatView).host_event(method, params)
         elif method in ("work.updated", "work.event"):
@@ -353,7 +360,8 @@ class HearthApp(App[None]):
         pane = "works-tab" if tab == "works" else tab
         self.query_one("#main", TabbedContent).active = pane
         # Focus moves into the pane on show; a focus left in a hidden pane would switch the tab back.
-        target = {"chat": "#prompt", "memory": "#facts", "files": "#file-tree", "works": "#works"}[tab]
+        targets = {"chat": "#prompt", "memory": "#facts", "files": "#file-tree", "works": "#works"}
+        target = {**targets, "knowledge": "#knowledge-query"}[tab]
         self.query_one(target).focus()
 
     def action_next_agent(self) -> None:

@@ -21,6 +21,7 @@ from host.memory.index import MemoryIndex
 from host.memory.query import match_expression, query_terms
 from host.memory.speakers import name_candidates, speaker_of, without_names
 from host.memory.timespan import Span, named_span
+from host.rank_fusion import fuse
 
 __all__ = [
     "Ranking",
@@ -79,17 +80,6 @@ class Ranking:
 
 
 DEFAULT_RANKING = Ranking()
-
-
-def fuse(lists: Sequence[tuple[float, Sequence[int]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of (weight, seqs best first) lists: seqs by fused score, best first (ties: newest)."""
-    scores: dict[int, float] = {}
-    for weight, seqs in lists:
-        if weight <= 0:
-            continue
-        for rank, seq in enumerate(seqs, start=1):
-            scores[seq] = scores.get(seq, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
 
 
 def _visible(fact: Fact, statuses: Sequence[str], instant: str | None, excluded: set[str]) -> bool:

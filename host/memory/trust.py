@@ -59,11 +59,11 @@ CLEAN = Provenance()
 
 
 def valid_source(source: str) -> bool:
-    """Whether `source` is one of the record sources of DESIGN section 4."""
+    """Whether `source` is a record source of DESIGN section 4, or `mcp:<client>` (another tool's proposal)."""
     if source in SOURCES:
         return True
     prefix, _, rest = source.partition(":")
-    return prefix in ("peer", "tool") and bool(rest)
+    return prefix in ("peer", "tool", "mcp") and bool(rest)
 
 
 def _from_elsewhere(basis: str | None) -> bool:

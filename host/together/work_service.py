@@ -9,7 +9,7 @@ member's final message of that run is posted to the timeline.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from host.errors import InvalidRequestError, NotFoundError
@@ -83,6 +83,8 @@ class WorkService:
         self._runs = runs
         self._deliveries = deliveries
         self._notify = notify
+        self.before_delete: list[Callable[[str], Awaitable[None]]] = []
+        """Awaited before a Work's directory goes to the trash (its open files are closed then)."""
         deliveries.end_listeners.append(self._item_ended)
 
     async def _changed(self, work_id: str) -> None:
@@ -123,6 +125,9 @@ class WorkService:
         return work_info(work)
 
     async def delete(self, work_id: str) -> None:
+        self.works.get(work_id)
+        for hook in self.before_delete:
+            await hook(work_id)
         self.works.delete(work_id)
         await self._changed(work_id)
 

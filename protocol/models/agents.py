@@ -94,6 +94,11 @@ class AgentSettings(WireModel):
         description="Seconds a tool call's question waits while no client that can answer is attached; then "
         "it is denied, and the tool's result says why.",
     )
+    knowledge: bool = Field(
+        default=True,
+        description="Documents a person admits (`knowledge.add`), searched by the agent's knowledge tools. Off: "
+        "no tool, no watcher, no indexing; what was admitted stays until it is removed.",
+    )
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 
@@ -109,6 +114,7 @@ class AgentSettingsPatch(Params):
     extraction: Extraction | None = None
     mcp_servers: list[McpServerSettings] | None = Field(default=None, description="Replaces the whole list.")
     approval_timeout: int | None = Field(default=None, ge=5, le=86_400)
+    knowledge: bool | None = None
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 

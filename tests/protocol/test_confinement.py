@@ -32,14 +32,15 @@ def test_only_the_dispatch_module_imports_jsonrpcserver() -> None:
     assert users == {"protocol/dispatch.py"}
 
 
-def test_only_the_kernels_mcp_package_uses_the_mcp_sdk() -> None:
+def test_only_the_kernels_mcp_package_and_hearth_mcp_serve_use_the_mcp_sdk() -> None:
+    """The kernel is the SDK's client (agents' servers); `hearth mcp-serve` is its server side, a desktop client."""
     users = {
         path
         for package in ("protocol", "host", "kernel", "sandbox", "desktop", "hearth")
         for path, names in _imports(package).items()
         if names & {"mcp", "mcp_types"}
     }
-    assert users and all(path.startswith("kernel/mcp/") for path in users), users
+    assert users and all(path.startswith("kernel/mcp/") or path == "desktop/mcp_serve.py" for path in users), users
 
 
 def test_desktop_speaks_only_the_wire() -> None:
@@ -49,6 +50,7 @@ def test_desktop_speaks_only_the_wire() -> None:
         assert not names & {"host", "kernel", "sandbox"}, f"{path} imports {names & {'host', 'kernel', 'sandbox'}}"
         # `hearth acp` speaks the editor's side with the Agent Client Protocol's own package.
         allowed = allowed_third_party | ({"acp"} if path.startswith("desktop/acp/") else set())
+        allowed |= {"mcp"} if path == "desktop/mcp_serve.py" else set()
         outside = {name for name in names - allowed if name not in sys.stdlib_module_names}
         assert not outside, f"{path} imports {outside}"
 

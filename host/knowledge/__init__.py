@@ -1,0 +1,26 @@
+"""host.knowledge: the documents a person admits for an agent or a Work, kept apart from its memory.
+
+Files and folders are parsed (Markdown, HTML, PDF, text, code), cut into chunks that keep their headings and
+lines, masked of secrets, indexed by words and by meaning, watched, and searched by rank fusion. The model
+reaches them only through its knowledge tools, as untrusted document content; with knowledge off, nothing
+of it is offered, watched or indexed. `KnowledgeHub` is the part the host wires in.
+"""
+
+from host.knowledge.base import KnowledgeBase, Owner
+from host.knowledge.errors import InadmissiblePathError, KnowledgeOffError, SourceNotFoundError
+from host.knowledge.hub import KnowledgeHub, KnowledgeStatus
+from host.knowledge.search import DEFAULT_KNOWLEDGE_RANKING, KnowledgeHit, KnowledgeRanking, search_chunks
+
+__all__ = [
+    "DEFAULT_KNOWLEDGE_RANKING",
+    "InadmissiblePathError",
+    "KnowledgeBase",
+    "KnowledgeHit",
+    "KnowledgeHub",
+    "KnowledgeOffError",
+    "KnowledgeRanking",
+    "KnowledgeStatus",
+    "Owner",
+    "SourceNotFoundError",
+    "search_chunks",
+]

@@ -1,0 +1,19 @@
+"""The knowledge base's typed errors, each with its wire code (docs/errors.md)."""
+
+from __future__ import annotations
+
+from host.errors import ConflictError, InvalidRequestError, NotFoundError
+
+__all__ = ["KnowledgeOffError", "SourceNotFoundError", "InadmissiblePathError"]
+
+
+class KnowledgeOffError(ConflictError):
+    """Knowledge is off for this agent: nothing is admitted, searched or watched until it is on again."""
+
+
+class SourceNotFoundError(NotFoundError):
+    """No source, or no chunk, with that id in this base."""
+
+
+class InadmissiblePathError(InvalidRequestError):
+    """The path cannot be admitted (missing, not a file or folder, inside the data dir, a system tree)."""

@@ -1,0 +1,86 @@
+"""The `knowledge.*` methods: a person admits, lists, pauses, removes and searches an agent's (or a Work's)
+documents. Every act here is a person's; the model only searches, through its tools.
+
+An unknown agent or Work, source or chunk is NOT_FOUND; a path that cannot be admitted is INVALID_PARAMS;
+admitting or searching while the agent's knowledge is off is CONFLICT. Listing and removing always work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from host.knowledge import KnowledgeHub, Owner
+from host.knowledge.wire import chunk_model, hit_model, source_model
+from host.rpc.table import ShellTable
+from protocol.models.knowledge import (
+    KnowledgeAddParams,
+    KnowledgeAddResult,
+    KnowledgeListResult,
+    KnowledgeOwnerParams,
+    KnowledgePauseParams,
+    KnowledgeReadParams,
+    KnowledgeReadResult,
+    KnowledgeRemoveResult,
+    KnowledgeSearchParams,
+    KnowledgeSearchResult,
+    KnowledgeSource,
+    KnowledgeSourceParams,
+)
+
+__all__ = ["register_knowledge_methods"]
+
+OwnerCheck = Callable[[Owner], None]
+"""Raises NotFoundError when the agent or Work does not exist."""
+
+
+def register_knowledge_methods(table: ShellTable, hub: KnowledgeHub, check: OwnerCheck) -> None:
+    """Add the `knowledge.*` methods to `table`, backed by `hub`; `check` refuses an unknown owner."""
+
+    def owner(p: KnowledgeOwnerParams) -> Owner:
+        found = Owner("agent", p.agent_id) if p.agent_id is not None else Owner("work", p.work_id or "")
+        check(found)
+        return found
+
+    async def listing(who: Owner) -> KnowledgeListResult:
+        rows = await hub.sources(who)
+        status = await asyncio.to_thread(hub.status, who)
+        indexing = hub.indexing(who)
+        sources = [source_model(row, on=status.on, indexing=row.source_id in indexing) for row in rows]
+        return KnowledgeListResult(sources=sources, on=status.on, queued=status.queued, watching=status.watching)
+
+    async def one(who: Owner, source_id: str) -> KnowledgeSource:
+        return next(s for s in (await listing(who)).sources if s.source_id == source_id)
+
+    async def add(p: KnowledgeAddParams) -> KnowledgeAddResult:
+        who = owner(p)
+        ids = await hub.add(who, p.paths, p.pattern)
+        sources = {s.source_id: s for s in (await listing(who)).sources}
+        return KnowledgeAddResult(sources=[sources[i] for i in dict.fromkeys(ids) if i in sources])
+
+    async def list_sources(p: KnowledgeOwnerParams) -> KnowledgeListResult:
+        return await listing(owner(p))
+
+    async def remove(p: KnowledgeSourceParams) -> KnowledgeRemoveResult:
+        chunks = await hub.remove(owner(p), p.source_id)
+        return KnowledgeRemoveResult(removed=True, chunks=chunks)
+
+    async def pause(p: KnowledgePauseParams) -> KnowledgeSource:
+        who = owner(p)
+        await hub.pause(who, p.source_id, p.paused)
+        return await one(who, p.source_id)
+
+    async def search(p: KnowledgeSearchParams) -> KnowledgeSearchResult:
+        hits = await hub.search(owner(p), p.query, p.limit)
+        return KnowledgeSearchResult(hits=[hit_model(hit) for hit in hits])
+
+    async def read(p: KnowledgeReadParams) -> KnowledgeReadResult:
+        rows = await hub.read(owner(p), p.chunk_id, p.before, p.after)
+        return KnowledgeReadResult(chunks=[chunk_model(row) for row in rows])
+
+    table.add("knowledge.add", KnowledgeAddParams, add)
+    table.add("knowledge.list", KnowledgeOwnerParams, list_sources)
+    table.add("knowledge.remove", KnowledgeSourceParams, remove)
+    table.add("knowledge.pause", KnowledgePauseParams, pause)
+    table.add("knowledge.search", KnowledgeSearchParams, search)
+    table.add("knowledge.read", KnowledgeReadParams, read)

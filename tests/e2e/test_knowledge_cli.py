@@ -1,0 +1,58 @@
+"""`hearth knowledge`: a person admits a folder (with progress), lists it, searches it (with why each passage
+matched), pauses it and removes it from the terminal, attached to the running host (issue 26)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.documents import write_corpus
+from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
+
+
+def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hearth", "knowledge", *args, "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
+
+
+def test_a_person_admits_searches_pauses_and_removes_documents_from_the_terminal(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    docs = write_corpus(tmp_path / "docs")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+
+    def check() -> None:
+        added = _hearth(data, "Ann", "add", str(docs))
+        assert added.returncode == 0, added.stderr
+        assert re.search(r"^read \d+/3 files, \d+ chunks", added.stderr, re.MULTILINE), added.stderr
+        assert "ready" in added.stdout and "not read: " + str(docs / "broken.pdf") in added.stdout
+        listing = json.loads(_hearth(data, "ann", "list", "--json").stdout)
+        [source] = listing["sources"]
+        assert (source["files"], source["state"], listing["on"]) == (3, "ready", True)
+        found = _hearth(data, "ann", "search", "quillfeather", "brush")
+        assert found.returncode == 0, found.stderr
+        assert f"1. {docs / 'manual.html'}:8-9  [Espresso machine manual > Cleaning]" in found.stdout
+        assert "why: words #1 (quillfeather, brush)" in found.stdout
+        paused = _hearth(data, "ann", "pause", source["sourceId"])
+        assert paused.returncode == 0 and "paused" in paused.stdout
+        assert "quillfeather" in _hearth(data, "ann", "search", "quillfeather").stdout  # still searchable
+        removed = _hearth(data, "ann", "remove", source["sourceId"])
+        assert removed.returncode == 0 and "5 chunks gone from disk" in removed.stdout, removed.stdout
+        assert "(nothing matched" in _hearth(data, "ann", "search", "quillfeather").stdout
+        missing = _hearth(data, "ann", "add", str(tmp_path / "nope"))
+        assert missing.returncode == 1 and "not a file or folder that exists" in missing.stderr
+
+    async def main() -> None:
+        async with HostProcess(data) as host:  # the commands attach to this host through its socket
+            await host.call("agent.create", {"name": "Ann", "agentId": "ann", "settings": scripted_model()})
+            await asyncio.to_thread(check)
+
+    asyncio.run(main())
