@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +29,15 @@ from protocol.peer import JsonRpcPeer
 from protocol.transport import Transport, stream_transport
 from protocol.version import PROTOCOL_VERSION
 
-__all__ = ["IDLE_EXIT_ENV", "DEFAULT_IDLE_EXIT", "HostLink", "host_command", "connect_host", "attach_or_start"]
+__all__ = [
+    "run_command",
+    "IDLE_EXIT_ENV",
+    "DEFAULT_IDLE_EXIT",
+    "HostLink",
+    "host_command",
+    "connect_host",
+    "attach_or_start",
+]
 
 IDLE_EXIT_ENV = "HEARTH_IDLE_EXIT"
 DEFAULT_IDLE_EXIT = 15.0
@@ -211,3 +219,12 @@ async def connect_host(
         yield link.peer
     finally:
         await link.close()
+
+
+def run_command(command: Coroutine[Any, Any, int]) -> int:
+    """Run a terminal command's coroutine; a refusal from the host is printed as `hearth: WHY` and exits 1."""
+    try:
+        return asyncio.run(command)
+    except JsonRpcError as exc:
+        print(f"hearth: {exc.message}", file=sys.stderr)
+        return 1

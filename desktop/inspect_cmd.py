@@ -8,16 +8,13 @@ facts shown are exactly the host's), what it spent today (`budget.get`) and its 
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
-from desktop.client import connect_host
+from desktop.client import connect_host, run_command
 from desktop.describe import describe_event, describe_model, describe_settings, describe_trust
 from desktop.tables import one_line, print_json, print_table
 from protocol.dispatch import Router
-from protocol.errors import JsonRpcError
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["run_agents", "run_inspect", "gather_inspection"]
@@ -133,12 +130,7 @@ async def _inspect(data_dir: Path, ref: str, as_json: bool) -> int:
 
 
 def _run(coro: Any) -> int:
-    try:
-        code: int = asyncio.run(coro)
-    except JsonRpcError as exc:
-        print(f"hearth: {exc.message}", file=sys.stderr)
-        return 1
-    return code
+    return run_command(coro)
 
 
 def run_agents(data_dir: Path, as_json: bool) -> int:

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.client import connect_host
+from desktop.client import connect_host, run_command
 from desktop.names import require_agent
 from desktop.tables import one_line, print_json, print_table
 from protocol.dispatch import Router
-from protocol.errors import JsonRpcError
 from protocol.models.knowledge import KnowledgeProgressEvent
 from protocol.peer import JsonRpcPeer
 
@@ -171,8 +170,4 @@ async def _run(command: KnowledgeCommand) -> int:
 
 def run_knowledge_command(command: KnowledgeCommand) -> int:
     """Run one `hearth knowledge` command. Returns the exit code (1 when the host refused it)."""
-    try:
-        return asyncio.run(_run(command))
-    except JsonRpcError as exc:
-        print(f"hearth: {exc.message}", file=sys.stderr)
-        return 1
+    return run_command(_run(command))

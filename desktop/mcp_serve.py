@@ -11,9 +11,7 @@ nothing admitted, no knowledge search. Only frames go to stdout; logs go to stde
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from desktop.client import connect_host
+from desktop.client import connect_host, run_command
 from desktop.names import require_agent
 from protocol.dispatch import Router
 from protocol.errors import JsonRpcError
@@ -191,8 +189,4 @@ async def _serve(options: McpServeOptions) -> int:
 
 def run_mcp_serve(options: McpServeOptions) -> int:
     """Serve MCP on stdio until the client closes it. Returns the exit code (1 when the agent is unknown)."""
-    try:
-        return asyncio.run(_serve(options))
-    except JsonRpcError as exc:
-        print(f"hearth: {exc.message}", file=sys.stderr)
-        return 1
+    return run_command(_serve(options))

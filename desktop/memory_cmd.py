@@ -7,7 +7,6 @@ erase. Tables by default; `--json` prints what the host returned, so a script se
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -15,13 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from desktop.client import connect_host
+from desktop.client import connect_host, run_command
 from desktop.describe import describe_trust
 from desktop.memory_story import fact_story, story_lines
 from desktop.names import require_agent
 from desktop.tables import print_json, print_table
 from protocol.dispatch import Router
-from protocol.errors import JsonRpcError
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["MEMORY_ACTIONS", "MemoryCommand", "run_memory_command", "record_row"]
@@ -169,8 +167,4 @@ def run_memory_command(command: MemoryCommand) -> int:
     if command.action == "review" and command.record_id is not None and command.decision is None:
         print("hearth: say what to do with it: confirm, reject or edit --text TEXT", file=sys.stderr)
         return 2
-    try:
-        return asyncio.run(_run(command))
-    except JsonRpcError as exc:
-        print(f"hearth: {exc.message}", file=sys.stderr)
-        return 1
+    return run_command(_run(command))

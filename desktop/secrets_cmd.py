@@ -5,14 +5,12 @@ A value is read from the terminal without echo (or from stdin when piped) and is
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import sys
 from pathlib import Path
 
-from desktop.client import connect_host
+from desktop.client import connect_host, run_command
 from protocol.dispatch import Router
-from protocol.errors import JsonRpcError
 
 __all__ = ["run_secrets"]
 
@@ -43,8 +41,4 @@ async def _run(action: str, name: str | None, data_dir: Path) -> int:
 
 def run_secrets(action: str, name: str | None, data_dir: Path) -> int:
     """Run one secrets command. Returns the exit code."""
-    try:
-        return asyncio.run(_run(action, name, data_dir))
-    except JsonRpcError as exc:
-        print(f"hearth: {exc.message}", file=sys.stderr)
-        return 1
+    return run_command(_run(action, name, data_dir))
