@@ -87,3 +87,35 @@ def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no
         read_after = db.execute("SELECT after FROM vectors WHERE after IS NOT NULL").fetchall()
         standing = {row[0] for row in db.execute("SELECT seq FROM facts WHERE status = 'live' AND text IS NOT NULL")}
     assert len(read_after) == 1 and read_after[0][0] in standing, "Caroline's answer now reads the Lisbon entry"
+
+
+# A chat as people name themselves: a lower-case display name and a full name. Kevin's entries address them
+# and hold more of the questions' words; their own entries are what they said.
+CHAT = [
+    "elise: the beach trip to Miami was the best part of my winter",
+    "Kevin: Elise, your beach trip to Miami sounds amazing! Did you like Miami?",
+    "Fahim Khan: honestly the trip to Miami was fun, we went to the beach every single day",
+    "Kevin: Fahim, how was the beach trip to Miami? Tell me about Miami!",
+]
+
+
+def test_a_question_finds_what_a_lower_case_or_full_name_speaker_said_by_the_name_people_use(tmp_path: Path) -> None:
+    """Issue 23.1, through the wire: "Elise" names "elise", "Fahim" names "Fahim Khan", "Kate" names nobody."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            for day, text in enumerate(CHAT, start=1):
+                params = {"agentId": "ann", "text": text, "tier": "log", "validFrom": f"2024-01-0{day}T12:00:00Z"}
+                await host.call("memory.note", params)
+            for n in range(12):
+                await host.call("memory.note", {"agentId": "ann", "text": f"Note {n}: the garden shed needs paint"})
+            assert (await search(host, "What did Elise say about the beach trip to Miami?"))[0] == CHAT[0]
+            assert (await search(host, "what did elise say about the beach trip to miami"))[0] == CHAT[0]
+            assert (await search(host, "What did Fahim say about the trip to Miami?"))[0] == CHAT[2]
+            assert (await search(host, "What did Kate say about the trip to Miami?"))[0] != CHAT[2], "nobody is Kate"
+            await host.idle_turn("ann", "recall: What did Elise say about the beach trip to Miami?")
+
+    asyncio.run(main())
+    (recalled,) = recall_results(tmp_path)
+    assert "best part of my winter" in recalled.splitlines()[1], "the model's recall finds elise's own words"
