@@ -2,7 +2,8 @@
 
 `add` appends one server to the agent's `mcpServers` and `remove` drops one, each with `agent.update`, so the
 host checks the result (a name is `[a-z0-9-]+`, the program exists, named secrets are stored) before anything
-is written; a refused change is one line on stderr and exit code 1. `list` shows each server and its state.
+is written; a refused change is one line on stderr and exit code 1. `list` shows each server and its state,
+and for a failed one the error, its likely cause and the last lines of its stderr.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from protocol.errors import JsonRpcError
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["McpCommand", "run_mcp_command"]
+
+_TAIL_LINES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,11 @@ def _describe(server: dict[str, Any], state: dict[str, Any]) -> str:
         details.append("tools: " + ", ".join(server["tools"]))
     if state.get("error"):
         details.append(f"error: {state['error']}")
+    if state.get("cause"):
+        details.append(f"likely cause: {state['cause']}")
+    if state.get("stderrTail"):
+        tail = state["stderrTail"].splitlines()[-_TAIL_LINES:]
+        details.append("last lines of its stderr:" + "".join(f"\n      {text}" for text in tail))
     return line + "".join(f"\n    {detail}" for detail in details)
 
 

@@ -40,6 +40,7 @@ from host.rpc.works import register_work_methods
 from host.runs.approval_desk import ApprovalDesk
 from host.runs.host_tools import HostTools
 from host.runs.kernel_events import KernelEvents
+from host.runs.kernel_prefix import PrefixLink
 from host.runs.mcp_board import McpBoard
 from host.runs.mcp_config import check_mcp_servers
 from host.runs.memory_service import MemoryService
@@ -98,9 +99,11 @@ class HostServer:
             memory=lambda agent: self.memory.source(agent),
             host_tools=lambda agent: self.host_tools.offered(agent, RunOrigin()),
         )
+        self.kernel_turns = PrefixLink(self.kernel, self.planner.prefixes)
+        """The kernel as runs and summaries reach it: a turn's messages go as what follows what it holds."""
         self.runs = RunManager(
             self.store,
-            self.kernel,
+            self.kernel_turns,
             self.notify,
             lambda agent, run_id: self.together.prepare(agent, run_id),
             KernelEvents(lambda run: self.together.transcript_of(run), self.notify).record,
@@ -123,6 +126,7 @@ class HostServer:
             mcp=self.mcp,
             check=lambda settings: check_mcp_servers(settings, self.secrets, config.data_dir),
         )
+        self.agents.after_delete.append(self.planner.forget)
         self.memory = MemoryService(self.hub, self.store, self.runs, self.planner, self._summarize, self.notify)
         self.approvals = ApprovalDesk(self.runs, self.notify, self._remember_approval)
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
@@ -243,7 +247,7 @@ class HostServer:
         await self.notify(method, params)
 
     async def _summarize(self, params: SummarizeParams) -> SummarizeResult:
-        return await self.kernel.request("summarize", params, SummarizeResult, timeout=300)
+        return await self.kernel_turns.request("summarize", params, SummarizeResult, timeout=300)
 
     def _remember_approval(self, agent_id: str, action: str, target: str, decision: Literal["allow", "deny"]) -> None:
         ApprovalStore.for_agent(self.config.data_dir, agent_id).remember(action, target, decision)
@@ -260,6 +264,7 @@ class HostServer:
         await self.notify("kernel.down", KernelDownEvent(reason=reason, restarting=True))
 
     async def _kernel_up(self) -> None:
+        self.planner.prefixes.forget_all()  # a new kernel holds no conversation
         await self.notify("kernel.up", KernelUpEvent(pid=self.kernel.pid or 0, restarts=self.kernel.restarts))
         self.warmup.kernel_started()
 

@@ -1,5 +1,6 @@
-"""kernel: the stateless process: model providers (`providers/`), the model loop, local tools (`tools/`), MCP (`mcp/`).
-A new kernel tool goes in `kernel/tools/<tool>.py`, listed in `kernel/tools/catalog.py`; nothing here keeps state.
+"""kernel: the process that owns no state: model providers (`providers/`), the model loop, local tools (`tools/`),
+MCP (`mcp/`). A new kernel tool goes in `kernel/tools/<tool>.py`, listed in `kernel/tools/catalog.py`. What it
+keeps between turns is a cache of each session's last conversation (`conversations.py`), never a source of truth.
 """
 
 from kernel.errors import KernelError, ProviderError

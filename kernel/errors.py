@@ -6,9 +6,9 @@ the providers package, not here.
 
 from __future__ import annotations
 
-from protocol.errors import INVALID_PARAMS, NOT_FOUND, PROVIDER_ERROR, JsonRpcError
+from protocol.errors import INVALID_PARAMS, NOT_FOUND, PROVIDER_ERROR, UNKNOWN_PREFIX, JsonRpcError
 
-__all__ = ["KernelError", "ProviderError", "UnknownRunError", "BadModelConfigError"]
+__all__ = ["KernelError", "ProviderError", "UnknownRunError", "BadModelConfigError", "UnknownPrefixError"]
 
 
 class KernelError(JsonRpcError):
@@ -32,3 +32,9 @@ class UnknownRunError(KernelError):
 
 class BadModelConfigError(KernelError):
     CODE = INVALID_PARAMS
+
+
+class UnknownPrefixError(KernelError):
+    """A request continued messages this kernel does not hold for its session; the sender sends them all."""
+
+    CODE = UNKNOWN_PREFIX

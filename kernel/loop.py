@@ -26,6 +26,7 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
+from kernel.providers.encodings import MessageEncodings
 from protocol.models.transcript import EndReason, StopReason
 
 __all__ = ["ToolOutcome", "ToolExecutor", "TurnEvents", "TurnOutcome", "run_turn"]
@@ -83,8 +84,12 @@ async def run_turn(
     events: TurnEvents,
     *,
     max_steps: int,
+    known: MessageEncodings | None = None,
 ) -> TurnOutcome:
-    """Run one turn to its end.
+    """Run one turn to its end; `messages` grows by the turn's own messages.
+
+    Args:
+        known: the encodings of the list `messages` starts with, for the provider to reuse.
 
     Raises:
         asyncio.CancelledError: the turn was cancelled; the partial message has been reported.
@@ -96,7 +101,7 @@ async def run_turn(
         usage = Usage()
         stop = "end_turn"
         try:
-            async for event in provider.stream(ModelRequest(config, tuple(messages), tools.definitions)):
+            async for event in provider.stream(ModelRequest(config, tuple(messages), tools.definitions, known)):
                 if isinstance(event, TextDelta):
                     text.append(event.text)
                     await events.delta(event.text)

@@ -2,7 +2,9 @@
 
 Each `turn.start` is acknowledged at once and runs as a task; its text, messages and tool progress
 stream back as notifications and it always finishes with exactly one `turn.ended`. `turn.cancel` stops
-a turn where it is. When the host goes away the kernel cancels its turns and exits.
+a turn where it is. When the host goes away the kernel cancels its turns and exits. The one thing kept
+between turns is each session's conversation as it was last sent (`conversations.py`), so the next turn
+carries only its new messages; a kernel that does not hold them says so, and is sent them all.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kernel.convert import to_config, to_message, to_usage_info
+from kernel.conversations import Conversation, Conversations
+from kernel.convert import to_config, to_usage_info
 from kernel.errors import KernelError, UnknownRunError
 from kernel.loop import ToolOutcome, TurnOutcome, run_turn
 from kernel.mcp import McpPool, ServerSpec, mcp_turn_tools
@@ -90,6 +93,7 @@ class KernelServer:
         self._detect_mcp_sandbox = detect_mcp_sandbox
         self._mcp: McpPool | None = None
         self._mcp_task: asyncio.Task[None] | None = None
+        self.conversations = Conversations()
         self.router.add("initialize", KernelInitializeParams, self.initialize)
         self.router.add("turn.start", TurnStartParams, self.turn_start)
         self.router.add("turn.cancel", RunRef, self.turn_cancel)
@@ -159,10 +163,13 @@ class KernelServer:
             await self._peer.notify("mcp.status", event)
 
     async def turn_start(self, params: TurnStartParams) -> TurnStartResult:
+        """Raises: UnknownPrefixError: `params.prefix` names messages this kernel does not hold."""
         if params.run_id in self._turns:
             raise KernelError(f"run {params.run_id} is already in progress")
         assert self._tasks is not None
-        self._turns[params.run_id] = self._tasks.create_task(self._run(params))
+        conversation = self.conversations.resolve(params.session, params.prefix, params.messages)
+        self.conversations.keep(params.session, conversation)
+        self._turns[params.run_id] = self._tasks.create_task(self._run(params, conversation))
         return TurnStartResult(accepted=True)
 
     async def turn_cancel(self, params: RunRef) -> TurnCancelResult:
@@ -173,13 +180,17 @@ class KernelServer:
         return TurnCancelResult(cancelled=True)
 
     async def summarize(self, params: SummarizeParams) -> SummarizeResult:
+        """Raises: UnknownPrefixError: `params.prefix` names messages this kernel does not hold."""
+        conversation = self.conversations.resolve(params.session, params.prefix, params.messages)
         config = to_config(params.model)
         provider = open_provider(config, clients=self.clients)
-        messages = [to_message(m) for m in params.messages]
         collector = TextCollector()
         listed = () if params.tools is None else self._listed_tools(params.tools)
         no_tools = TurnTools({}, None, listed, _refuse_tool)
-        outcome = await run_turn(provider, config, messages, no_tools, collector, max_steps=1)
+        messages = list(conversation.messages)
+        outcome = await run_turn(
+            provider, config, messages, no_tools, collector, max_steps=1, known=conversation.encodings
+        )
         if outcome.reason == "error":
             raise KernelError(outcome.error or "the summary failed", code=outcome.error_code or RUN_FAILED)
         return SummarizeResult(text="".join(collector.parts), usage=to_usage_info(outcome.usage))
@@ -197,6 +208,7 @@ class KernelServer:
         return local + host
 
     async def session_close(self, params: SessionCloseParams) -> Empty:
+        self.conversations.forget(params.session)
         if self._shells is not None:
             await self._shells.close(params.session)
         if self._mcp is not None:
@@ -223,11 +235,11 @@ class KernelServer:
 
         return call
 
-    async def _run(self, params: TurnStartParams) -> None:
+    async def _run(self, params: TurnStartParams, conversation: Conversation) -> None:
         assert self._peer is not None
         notifier = TurnNotifier(self._peer, params.run_id)
         try:
-            outcome = await self._turn(params, notifier)
+            outcome = await self._turn(params, conversation, notifier)
         except asyncio.CancelledError:
             outcome = TurnOutcome("cancelled", Usage())
         except JsonRpcError as exc:
@@ -283,7 +295,7 @@ class KernelServer:
         enabled = {name: tool for name, tool in self._tools.items() if name in params.tools.local}
         return enabled, context
 
-    async def _turn(self, params: TurnStartParams, notifier: TurnNotifier) -> TurnOutcome:
+    async def _turn(self, params: TurnStartParams, conversation: Conversation, notifier: TurnNotifier) -> TurnOutcome:
         config = to_config(params.model)
         provider = open_provider(config, clients=self.clients)
         host_tools = tuple(ToolDefinition(t.name, t.description, t.input_schema) for t in params.tools.host)
@@ -294,5 +306,7 @@ class KernelServer:
             servers = await self._mcp.ready_servers(params.session, context.policy, specs)
             local = {**local, **mcp_turn_tools(servers, context_window=params.model.context_window)}
         turn_tools = TurnTools(local, context, host_tools, self._call_host_tool_for(params.run_id))
-        messages = [to_message(m) for m in params.messages]
-        return await run_turn(provider, config, messages, turn_tools, notifier, max_steps=params.max_steps)
+        messages = list(conversation.messages)
+        return await run_turn(
+            provider, config, messages, turn_tools, notifier, max_steps=params.max_steps, known=conversation.encodings
+        )

@@ -34,6 +34,7 @@ __all__ = [
     "CORRUPT_FILE",
     "STORAGE_FAILED",
     "NOT_AUTHORIZED",
+    "UNKNOWN_PREFIX",
     "JsonRpcError",
     "InvalidParamsError",
     "InternalError",
@@ -88,6 +89,8 @@ STORAGE_FAILED = -32019
 """A file could not be written (disk full, quota, read-only): nothing was stored, and nothing was lost."""
 NOT_AUTHORIZED = -32020
 """A socket client's `initialize` did not carry the running host's token."""
+UNKNOWN_PREFIX = -32030
+"""The kernel does not hold the messages a request's `prefix` names (it restarted, or let them go): send them all."""
 
 
 class JsonRpcError(Exception):

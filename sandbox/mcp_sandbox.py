@@ -1,29 +1,39 @@
-"""The OS sandbox of an MCP server: the shell's sandbox, with less in it.
+"""The OS sandbox of an MCP server: the shell's sandbox, with less in it, and nothing the agent wrote on its paths.
 
-An MCP server sees the system read-only, the program it runs (its install prefix, a Python venv and its base
-interpreter) and the absolute paths named in its arguments read-only, its agent's workspace as its working
-directory and only writable place, and nothing else of the data dir: no memory of any agent, its own included,
-and no host file. The network is the server's own setting. Its environment is built here and nothing is
-inherited: a short allowlist, then the server's `env`, then its secrets. A path inside the data dir is never
-bound; under Landlock, where nothing can be hidden beneath a granted tree, a path that holds the data dir is
-left out too.
+A server sees the system read-only, the program it runs (its install prefix, a Python venv and its base
+interpreter) and the absolute paths named in its arguments read-only, its agent's workspace writable at its
+own path (`$HEARTH_WORKSPACE`), and its own directory `<agent>/mcp/<server>/`: that directory, read-only and
+empty but for `home/`, is its working directory, so nothing resolved from the working directory (Python's
+`-m`, npx's `node_modules` and `package.json`) is a file the agent can write; `home/` is its `HOME` and
+caches (npm's, pip's, uv's), writable by it alone. No memory, no other file of the data dir; the network is
+the server's own setting. Its environment is built here, nothing inherited: a short allowlist, then its `env`
+and its secrets, less any loader variable (`sandbox.loader_vars`). A program whose install tree lies in the
+data dir is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sandbox import landlock
 from sandbox.confinement import SEARCH_PATH, base_env, bwrap_prefix, landlock_argv, system_trees
+from sandbox.loader_vars import refused_variable
 from sandbox.os_sandbox import Launch, ShellSandbox
 from sandbox.paths import is_within
 from sandbox.policy import Policy
 
-__all__ = ["ServerProgram", "resolve_program", "server_read_paths", "server_env", "server_launch"]
+__all__ = [
+    "ServerProgram",
+    "server_dir",
+    "server_env",
+    "server_home",
+    "server_launch",
+    "server_program_refusal",
+    "server_read_paths",
+]
 
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 _SYSTEM_ROOTS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -32,20 +42,53 @@ _PREFIX_PARTS = ("bin", "lib", "lib64", "pyvenv.cfg")
 
 @dataclass(frozen=True, slots=True)
 class ServerProgram:
-    """What to run: the resolved program, its arguments, its environment additions and its network setting."""
+    """What to run: the server's name, the resolved program, its arguments, its `env` and its network setting."""
 
+    name: str
     program: str
     args: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
     network: bool = False
 
 
-def resolve_program(command: str, search_path: str | None = None) -> str | None:
-    """The absolute path of `command` (a path, or a name looked up on `search_path`), or None when missing."""
-    if "/" in command:
-        path = os.path.abspath(command)
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    return shutil.which(command, path=search_path)
+def server_dir(policy: Policy, name: str) -> str:
+    """The server's own directory, its working directory: `<agent>/mcp/<name>` (a name is one slug)."""
+    return f"{policy.agent_dir}/mcp/{name}"
+
+
+def server_home(policy: Policy, name: str) -> str:
+    """The server's `HOME` and caches, the one place beside the workspace it may write."""
+    return f"{server_dir(policy, name)}/home"
+
+
+def server_program_refusal(data_dir: str, program: str) -> str | None:
+    """Why `program` may not run as an MCP server, or None: no part of its install tree may lie in the data dir.
+
+    The path as named counts as well as the resolved one, so a venv in the workspace whose `python` links out
+    is refused (its `pyvenv.cfg` and site-packages are the agent's to write), and so are a venv made from an
+    interpreter in the data dir and a script whose `#!` interpreter lies there.
+
+    Args:
+        data_dir: the canonical data dir.
+        program: the absolute path of the program, as named.
+    """
+    interpreter = _shebang(program)
+    for root in [*_install_roots(program), *([interpreter] if interpreter else [])]:
+        for path in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+            if is_within(path, data_dir):
+                return f"{path} lies in Hearth's data dir, where agents can write"
+    return None
+
+
+def _shebang(program: str) -> str | None:
+    """The interpreter a script's `#!` line names, if it names an absolute one."""
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return None
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    return words[0] if words and words[0].startswith("/") else None
 
 
 def _install_roots(program: str) -> list[str]:
@@ -122,12 +165,21 @@ def server_env(
 ) -> tuple[tuple[str, str], ...]:
     """The server's whole environment: the allowlist, then its `env`, then its secrets; nothing inherited.
 
-    Every name the MCP client would otherwise copy from the kernel's own environment is set here.
+    Every name the MCP client would otherwise copy from the kernel's own environment is set here. Python is
+    kept from its working directory and user site (`PYTHONSAFEPATH`, `PYTHONNOUSERSITE`); without the network,
+    npm, pip and uv are told so, and fail at once instead of retrying for minutes. A loader variable in `env` or
+    among the secrets is dropped (the kernel refuses such a server before it gets here).
     """
-    env = base_env(policy.workspace, tmp_dir, kind, path=f"{os.path.dirname(program.program)}:{SEARCH_PATH}")
-    env.update(PWD=policy.workspace, SHELL="/bin/sh", USER="hearth", LOGNAME="hearth")
-    env.update(program.env)
-    env.update(secrets)
+    home = server_home(policy, program.name)
+    env = base_env(home, tmp_dir, kind, path=f"{os.path.dirname(program.program)}:{SEARCH_PATH}")
+    env.update(PWD=server_dir(policy, program.name), SHELL="/bin/sh", USER="hearth", LOGNAME="hearth")
+    env.update(HEARTH_WORKSPACE=policy.workspace, XDG_CACHE_HOME=f"{home}/.cache")
+    env.update(PYTHONSAFEPATH="1", PYTHONNOUSERSITE="1", npm_config_update_notifier="false")
+    if not program.network:
+        env.update(npm_config_offline="true", PIP_NO_INDEX="1", UV_OFFLINE="1")
+    for name, value in (*program.env, *secrets.items()):
+        if refused_variable(name, value) is None:
+            env[name] = value
     return tuple(env.items())
 
 
@@ -140,7 +192,10 @@ def _bwrap_argv(policy: Policy, bwrap: str, program: ServerProgram) -> list[str]
         args += ["--ro-bind", source, alias]
     # After the binds: an empty tmpfs over the data dir hides it even inside a bound tree; no memory comes back.
     args += ["--tmpfs", policy.data_dir]
-    args += ["--bind", policy.workspace, policy.workspace, "--chdir", policy.workspace]
+    home = server_home(policy, program.name)
+    args += ["--bind", policy.workspace, policy.workspace, "--bind", home, home]
+    # Read-only once the two writable places are in: the working directory and its parents stay empty.
+    args += ["--remount-ro", policy.data_dir, "--remount-ro", "/", "--chdir", server_dir(policy, program.name)]
     return [*args, "--", program.program, *program.args]
 
 
@@ -169,7 +224,7 @@ def server_launch(
 
     Args:
         sandbox: the working OS sandbox (`sandbox.detect_shell_sandbox`).
-        policy: the run's policy; its workspace must exist.
+        policy: the run's policy; its workspace and the server's home (`server_home`) must exist.
         program: the resolved program (see `resolve_program`), its arguments, env and network setting.
         secrets: environment variables holding secret values; they go to the environment only, never argv.
         tmp_dir: a private temp dir, required for Landlock.
@@ -186,10 +241,13 @@ def server_launch(
         return Launch(tuple(_bwrap_argv(confined, sandbox.executable, program)), env, "/")
     if tmp_dir is None:
         raise ValueError("a Landlock MCP server needs its own temp dir")
-    read_only = (*system_trees(), *server_read_paths(confined, program, landlock_rules=True))
+    cwd = server_dir(confined, program.name)
+    read_only = (*system_trees(), *server_read_paths(confined, program, landlock_rules=True), cwd)
     rules = landlock.LandlockRules(
-        read_only=read_only, read_write=(confined.workspace, tmp_dir), network=program.network
+        read_only=read_only,
+        read_write=(confined.workspace, server_home(confined, program.name), tmp_dir),
+        network=program.network,
     )
     command = (program.program, *program.args)
-    argv = landlock_argv(sandbox.executable, sandbox.landlock_abi, rules, confined.workspace, command)
+    argv = landlock_argv(sandbox.executable, sandbox.landlock_abi, rules, cwd, command)
     return Launch(argv, server_env(confined, program, tmp_dir, sandbox.kind, secrets), "/")

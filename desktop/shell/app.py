@@ -197,6 +197,8 @@ class HearthApp(App[None]):
             if method == "memory.proposed":
                 count = len(params.get("records", []))
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
+        elif method == "mcp.status" and agent_id == self.current:
+            self.query_one("#chat-view", ChatView).host_event(method, params)
         elif method in ("work.updated", "work.event"):
             self.query_one("#works-view", WorksView).refresh_works()
         elif method == "model.status":

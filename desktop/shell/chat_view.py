@@ -172,6 +172,8 @@ class ChatView(Vertical):
                     prompt.settle("the turn ended before an answer")
             self._prompts.clear()
             self._ended(params.get("reason", "idle"), params.get("error"))
+        elif method == "mcp.status" and params.get("state") == "failed":
+            self._add(Notice(_mcp_failure(params), error=True))
 
     def _tool(self, params: dict[str, Any]) -> None:
         call_id, status = params.get("toolCallId", ""), params.get("status")
@@ -248,6 +250,15 @@ class ChatView(Vertical):
     def action_cancel(self) -> None:
         if self.agent is not None:
             self.post_message(self.Cancel(self.agent.agent_id))
+
+
+def _mcp_failure(params: dict[str, Any]) -> str:
+    """A failed MCP server as the chat shows it: the error, the likely cause, the last lines of its stderr."""
+    text = f"MCP server {params.get('server')} failed: {params.get('error') or 'it stopped'}"
+    if params.get("cause"):
+        text += f"\nlikely cause: {params['cause']}"
+    tail = str(params.get("stderrTail") or "").splitlines()[-3:]
+    return text + "".join(f"\n  {line}" for line in tail)
 
 
 def _fix_for(error: str | None) -> str:

@@ -11,7 +11,15 @@ from typing import Any
 
 from protocol.models.kernel import ChatMessage
 
-__all__ = ["COMPACT_AT", "estimate_tokens", "needs_compaction", "split_for_compaction", "compaction_messages"]
+__all__ = [
+    "COMPACT_AT",
+    "compaction_due",
+    "estimate_tokens",
+    "message_chars",
+    "needs_compaction",
+    "split_for_compaction",
+    "compaction_messages",
+]
 
 COMPACT_AT = 0.75
 """Compact when the estimated context passes this share of the model's window."""
@@ -25,18 +33,23 @@ _INSTRUCTION = (
 )
 
 
+def message_chars(message: ChatMessage) -> int:
+    """What one message counts towards the estimate: its characters plus a per-message overhead."""
+    return len(message.content) + 16 + sum(len(call.name) + len(str(call.arguments)) for call in message.tool_calls)
+
+
 def estimate_tokens(messages: list[ChatMessage]) -> int:
     """A cheap upper-leaning estimate: about four characters a token, plus per-message overhead."""
-    chars = 0
-    for message in messages:
-        chars += len(message.content) + 16
-        for call in message.tool_calls:
-            chars += len(call.name) + len(str(call.arguments))
-    return chars // 4
+    return sum(message_chars(message) for message in messages) // 4
+
+
+def compaction_due(tokens: int, context_window: int) -> bool:
+    """Whether a context of `tokens` (estimated) passes the share of the window that calls for compaction."""
+    return tokens > COMPACT_AT * context_window
 
 
 def needs_compaction(messages: list[ChatMessage], context_window: int) -> bool:
-    return estimate_tokens(messages) > COMPACT_AT * context_window
+    return compaction_due(estimate_tokens(messages), context_window)
 
 
 def split_for_compaction(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -3,7 +3,8 @@
 The kernel's `mcp.status` names a session (the agent id) and a server; the board keeps the latest state of
 each and passes the event on to the shell as `mcp.status` with the agent's id. A configured server the kernel
 has not reported is `stopped`. When the kernel goes down every server is stopped with it; a deleted agent's or
-a reconfigured agent's entries are forgotten. Nothing here holds a secret: stderr tails arrive withheld.
+a reconfigured agent's entries are forgotten. A failure keeps its stderr tail and likely cause until the next
+report. Nothing here holds a secret: stderr tails arrive withheld.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ class McpBoard:
 
     async def status(self, event: McpStatusEvent) -> None:
         """The kernel's `mcp.status`: remember it, and tell the shell."""
-        state = McpServerState(name=event.server, state=event.state, tool_count=event.tool_count, error=event.error)
+        state = McpServerState(
+            name=event.server,
+            state=event.state,
+            tool_count=event.tool_count,
+            error=event.error,
+            stderr_tail=event.stderr_tail,
+            cause=event.cause,
+        )
         self._states[(event.session, event.server)] = state
         await self._notify(
             "mcp.status",
@@ -37,6 +45,7 @@ class McpBoard:
                 tool_count=event.tool_count,
                 error=event.error,
                 stderr_tail=event.stderr_tail,
+                cause=event.cause,
             ),
         )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel
@@ -43,7 +43,6 @@ from host.memory.rewrite import (
     rewrite_prompt,
     rewrite_terms,
 )
-from host.runs.provenance import run_provenance
 from host.runs.scheduler import Run, RunManager
 from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
@@ -51,7 +50,7 @@ from protocol.errors import JsonRpcError
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
 from protocol.models.memory import MemoryEvidenceLine, MemoryExtractedEvent
 
-__all__ = ["MemoryService", "run_exchange", "exchange_since"]
+__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since"]
 
 Notify = Callable[[str, BaseModel], Awaitable[None]]
 
@@ -78,6 +77,24 @@ def run_exchange(events: list[dict[str, Any]], run_id: str) -> list[ExchangeItem
             elif kind == "tool":
                 items.append(ExchangeItem(event["seq"], "tool", event["content"], event["name"]))
     return items if started else []
+
+
+def run_lines(newest_first: Iterable[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
+    """What `run_exchange` needs of a run, oldest first: read back to the message before the run's first line.
+
+    A run's first line is its `context` event (written as its turn is prepared), so the message that started
+    it is the first user or wake message before that; nothing older is read.
+    """
+    events: list[dict[str, Any]] = []
+    started = False
+    for event in newest_first:
+        events.append(event)
+        if event.get("runId") == run_id and event.get("type") == "context":
+            started = True
+        elif started and event.get("type") in ("user", "wake"):
+            break
+    events.reverse()
+    return events
 
 
 def exchange_since(events: list[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
@@ -170,8 +187,8 @@ class MemoryService:
             raise NotFoundError(f"there is no host tool named {params.name!r} in this run")
         transcript = self._store.transcript(agent.agent_id)
         evidence = Evidence(source, transcript.last_seq, params.tool_call_id)
-        # Read for every call: a tool result that arrived since the last memory call counts.
-        provenance = run_provenance(transcript.read_backwards())
+        # Brought up to date for every call: a tool result that arrived since the last memory call counts.
+        provenance = self._planner.contexts.of(agent.agent_id).provenance.provenance(transcript)
         content, is_error = await run_memory_tool(
             self.hub.get(agent.agent_id),
             params.name,
@@ -249,7 +266,8 @@ class MemoryService:
         # lock would make the person's next turn wait behind the extraction.
         if not agent.settings.memory or mode == "off" or not offers_tools(agent.settings.model):
             return
-        exchange = run_exchange(self._store.transcript(agent.agent_id).since_last_compact(), run.run_id)
+        lines = run_lines(self._store.transcript(agent.agent_id).context_backwards(), run.run_id)
+        exchange = run_exchange(lines, run.run_id)
         if not exchange:
             return
         agent_id = agent.agent_id
@@ -280,8 +298,7 @@ class MemoryService:
                 return
             agent = self._store.get(agent_id)
             since = self._through.get(agent_id, 0)
-            events = self._store.transcript(agent_id).since_last_compact()
-            exchange = exchange_since(events, since)
+            exchange = exchange_since(self._store.transcript(agent_id).context_after(since), since)
             if not exchange:
                 return
             self._through[agent_id] = max(item.seq for item in exchange)
@@ -295,9 +312,8 @@ class MemoryService:
             facts = [*standing.current, *(fact for conflict in standing.conflicts for fact in conflict.facts)]
             # The turn's own prefix (system prompt, history, tools) with the instruction last: the provider's
             # cache serves everything before the instruction.
-            history, spec, tools = self._planner.replay(agent)
-            messages = [*history, ChatMessage(role="user", content=extraction_prompt(exchange, facts))]
-            result = await self._summarize(SummarizeParams(messages=messages, model=spec, tools=tools))
+            instruction = ChatMessage(role="user", content=extraction_prompt(exchange, facts))
+            result = await self._summarize(self._planner.replay(agent, instruction))
             ops = parse_extraction(result.text)
             outcomes = await apply_extraction(store, ops, Evidence("extractor", exchange[0].seq), exchange=exchange)
             usage = result.usage

@@ -3,25 +3,29 @@
 The system prompt comes first and is marked as the end of the cached prefix; the conversation since
 the last compaction follows. A model that needs an API key and has none fails here, before any call.
 When the context passes 75% of the model's window, older history is summarised first (compaction); a
-failed compaction is logged and the turn goes on with the full history.
+failed compaction is logged and the turn goes on with the full history. The conversation is kept per
+agent between turns (`live_context.py`) and sent as what follows the prefix the kernel already holds
+(`kernel_prefix.py`), so a turn's work does not grow with the transcript.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from host.memory.reads import MemoryReads
 from host.memory.recall import replay_budget
-from host.prompt.cache import MemorySource, assemble_prompt, bump_epoch
+from host.prompt.cache import AssembledPrompt, MemorySource, assemble_prompt, bump_epoch
 from host.prompt.identity import AgentIdentity, RosterEntry, roster_line
-from host.runs.compaction import compaction_messages, needs_compaction, split_for_compaction
-from host.runs.context import build_messages
+from host.runs.compaction import compaction_due, compaction_messages, split_for_compaction
+from host.runs.kernel_prefix import SentPrefixes
+from host.runs.live_context import Context, LiveContexts
 from host.runs.mcp_config import mcp_server_specs
 from host.store.agents import Agent, AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.secrets import SecretStore, resolve_api_key
+from host.store.transcript import Transcript
 from protocol.errors import JsonRpcError
 from protocol.models.agents import DEFAULT_CONTEXT_WINDOWS, ModelSettings
 from protocol.models.kernel import (
@@ -73,6 +77,8 @@ class TurnPlanner:
         summarize: the kernel's `summarize` call (used for compaction).
         memory: the agent's memory for its prompt, or None when its memory is off.
         host_tools: the host-executed tools an agent's runs are offered.
+
+    `contexts` keeps each agent's conversation between turns; `prefixes` what the kernel holds of it.
     """
 
     def __init__(
@@ -90,6 +96,13 @@ class TurnPlanner:
         self._kernel_info = kernel_info
         self._memory = memory
         self._host_tools = host_tools
+        self.contexts = LiveContexts()
+        self.prefixes = SentPrefixes()
+
+    async def forget(self, agent_id: str) -> None:
+        """Let go of what is kept of the agent's conversation (it was deleted)."""
+        self.contexts.forget(agent_id)
+        self.prefixes.forget(agent_id)
 
     def resolve_model(self, agent: Agent) -> ModelSpec:
         """The agent's model with its key. Raises MissingApiKeyError when a needed key is missing."""
@@ -108,9 +121,7 @@ class TurnPlanner:
         spec = self.resolve_model(agent)
         transcript = self._store.transcript(agent.agent_id)
         memory = self._memory(agent)
-        latest = next(
-            (e["text"] for e in reversed(transcript.since_last_compact()) if e.get("type") in ("user", "wake")), ""
-        )
+        latest = next((e["text"] for e in transcript.context_backwards() if e.get("type") in ("user", "wake")), "")
         identity, roster = self._identity(agent)
         if isinstance(memory, MemoryReads):
             await memory.prepare_recall(latest)  # the recall block's query is embedded off the event loop
@@ -126,18 +137,16 @@ class TurnPlanner:
             cut=block.cut if block else 0,
         )
         await transcript.append_async(context.model_dump(mode="json"))
-        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
-        events = transcript.since_last_compact()
-        messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
-        if needs_compaction(messages, spec.context_window) and await self._compact(agent, events, spec):
+        built = self._context(agent, transcript, prompt, memory, spec)
+        if compaction_due(built.tokens, spec.context_window) and await self._compact(agent, transcript, spec):
             prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
-            system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
-            events = transcript.since_last_compact()
-            messages = build_messages(system, events, self._recall(memory, events, prompt.epoch, spec))
+            built = self._context(agent, transcript, prompt, memory, spec)
+        prefix, messages = self.prefixes.split("turn.start", agent.agent_id, built.messages, built.chain)
         return TurnStartParams(
             run_id=run_id,
             session=agent.agent_id,
             messages=messages,
+            prefix=prefix,
             model=spec,
             tools=self._tools(agent),
             policy=self._policy(agent, project_root),
@@ -145,11 +154,11 @@ class TurnPlanner:
             mcp_servers=mcp_server_specs(agent.settings, self._secrets),
         )
 
-    def replay(self, agent: Agent) -> tuple[list[ChatMessage], ModelSpec, ToolSet]:
-        """What a turn of `agent` would send now (system prompt, history, tools), without starting one.
+    def replay(self, agent: Agent, instruction: ChatMessage) -> SummarizeParams:
+        """A summary call that sends what a turn of `agent` would send now, with `instruction` last.
 
-        Background extraction sends this with its instruction appended, so the provider's cache serves the
-        whole prefix a turn has just paid for. Nothing is stored.
+        Background extraction sends this, so the provider's cache serves the whole prefix a turn has just paid
+        for (and the kernel holds it too: only what follows it is sent). Nothing is stored.
 
         Raises:
             MissingApiKeyError: the model needs a key that is not stored.
@@ -159,13 +168,32 @@ class TurnPlanner:
         identity, roster = self._identity(agent)
         tools = offers_tools(agent.settings.model)
         prompt = assemble_prompt(agent.directory, identity, roster, memory, "", memory_tools=tools)
-        events = self._store.transcript(agent.agent_id).since_last_compact()
-        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
-        return (
-            build_messages(system, events, self._recall(memory, events, prompt.epoch, spec)),
-            spec,
-            self._tools(agent),
+        built = self._context(agent, self._store.transcript(agent.agent_id), prompt, memory, spec)
+        whole = [*built.messages, instruction]
+        prefix, messages = self.prefixes.split("summarize", agent.agent_id, whole, built.chain)
+        return SummarizeParams(
+            session=agent.agent_id, prefix=prefix, messages=messages, model=spec, tools=self._tools(agent)
         )
+
+    def _context(
+        self,
+        agent: Agent,
+        transcript: Transcript,
+        prompt: AssembledPrompt,
+        memory: MemorySource | None,
+        spec: ModelSpec,
+    ) -> Context:
+        """The kept context of `agent`, brought up to date; every stored recall block rendered from memory now."""
+        system = [ChatMessage(role="system", content=prompt.system, cache_breakpoint=True)]
+        budget = replay_budget(spec.context_window)
+        recall = None
+        if memory is not None:
+            source = memory
+
+            def recall(contexts: list[dict[str, Any]]) -> Mapping[int, str]:
+                return source.replayed_recall(contexts, prompt.epoch, budget)
+
+        return self.contexts.of(agent.agent_id).build(transcript, prompt.epoch, system, recall, budget)
 
     def _identity(self, agent: Agent) -> tuple[AgentIdentity, list[RosterEntry]]:
         identity = AgentIdentity(agent.agent_id, agent.name, agent.settings.instructions, self.tools_note(agent))
@@ -175,15 +203,6 @@ class TurnPlanner:
             if mate.agent_id != agent.agent_id
         ]
         return identity, roster
-
-    @staticmethod
-    def _recall(
-        memory: MemorySource | None, events: list[dict[str, Any]], epoch: int, spec: ModelSpec
-    ) -> dict[int, str]:
-        """The stored recall blocks to replay, rendered from memory now (none with memory off)."""
-        if memory is None:
-            return {}
-        return memory.replayed_recall(events, epoch, replay_budget(spec.context_window))
 
     def _tools(self, agent: Agent) -> ToolSet:
         info = self._kernel_info()
@@ -217,8 +236,8 @@ class TurnPlanner:
             )
         return " ".join(notes)
 
-    async def _compact(self, agent: Agent, events: list[dict[str, Any]], spec: ModelSpec) -> bool:
-        older, _ = split_for_compaction(events)
+    async def _compact(self, agent: Agent, transcript: Transcript, spec: ModelSpec) -> bool:
+        older, _ = split_for_compaction(transcript.since_last_compact())  # read whole: it is all summarised
         if not older:
             return False
         try:

@@ -25,7 +25,7 @@ from host.errors import InvalidRequestError, StorageError
 from host.memory.ledger import verify_records
 from host.memory.records import GENESIS, Record
 from host.store.archive_transcript import TranscriptCopy
-from host.store.durable import storage_errors, write_all
+from host.store.durable import NewFile
 from host.store.tar_reader import Readable, TarFormatError, TarReader
 
 __all__ = [
@@ -253,16 +253,14 @@ def _read_members(reader: TarReader, staging: Path) -> tuple[dict[str, bytes], d
             finally:
                 copy.discard()
         elif name == LEDGER:
-            target = staging / _LEDGER_FILE
-            with storage_errors(target, "the archive being imported"):
-                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            ledger = NewFile(staging / _LEDGER_FILE, "the archive being imported")
             try:
                 for chunk in reader.chunks():  # read errors are the archive's, write errors the disk's
                     digest.update(chunk)
-                    with storage_errors(target, "the archive being imported"):
-                        write_all(fd, chunk)
+                    ledger.write(chunk)
+                ledger.finish()
             finally:
-                os.close(fd)
+                ledger.discard()
         else:
             parts = []
             for chunk in reader.chunks():

@@ -8,13 +8,12 @@ bytes: a longer one is refused while it streams.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from host.errors import InvalidRequestError
-from host.store.durable import storage_errors, write_all
+from host.store.durable import NewFile
 from protocol.models.transcript import TRANSCRIPT_EVENT, TranscriptEvent
 
 __all__ = ["LINE_CAP", "TranscriptCopy"]
@@ -33,8 +32,7 @@ class TranscriptCopy:
     def __init__(self, target: Path, refuse: type[InvalidRequestError]) -> None:
         self._target = target
         self._refuse = refuse
-        with storage_errors(target, "the imported transcript"):
-            self._fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self._file = NewFile(target, "the imported transcript")
         self._pending: list[bytes] = []  # the pieces of the line not yet ended
         self._pending_size = 0
         self.count = 0
@@ -69,17 +67,14 @@ class TranscriptCopy:
         try:
             if self._pending_size:
                 self._line(b"".join(self._pending))
-            with storage_errors(self._target, "the imported transcript"):
-                os.fsync(self._fd)
+            self._file.finish()
         finally:
             self.discard()
         return self.count
 
     def discard(self) -> None:
         """Close the file without finishing it (the caller removes it)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.discard()
 
     def _line(self, line: bytes) -> None:
         self.count += 1
@@ -87,9 +82,9 @@ class TranscriptCopy:
         if event.seq <= self._last_seq:
             raise self._refuse(f"transcript line {self.count} of the archive is out of order")
         self._last_seq = event.seq
-        text = json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n"
-        with storage_errors(self._target, "the imported transcript"):
-            write_all(self._fd, text.encode("utf-8"))
+        fields = event.model_dump(mode="json", exclude_unset=True)  # as given: no default of a newer field added
+        text = json.dumps(fields, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._file.write(text.encode("utf-8"))
 
     def _event(self, line: bytes) -> TranscriptEvent:
         try:

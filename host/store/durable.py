@@ -112,3 +112,40 @@ def create_durably(path: Path, *, mode: int = 0o644) -> bool:
         os.close(fd)
         fsync_dir(path.parent)
     return True
+
+
+class NewFile:
+    """A file made new (it must not exist yet), written in pieces, and fsynced by `finish`.
+
+    Args:
+        path: where; an existing file there is a StorageError, never overwritten.
+        what: what the file holds, for the error a person sees.
+        mode: its permission bits.
+
+    Raises:
+        StorageError: it cannot be created or written (any method).
+    """
+
+    def __init__(self, path: Path, what: str, *, mode: int = 0o600) -> None:
+        self.path = path
+        self._what = what
+        with storage_errors(path, what):
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+
+    def write(self, data: bytes) -> None:
+        with storage_errors(self.path, self._what):
+            write_all(self._fd, data)
+
+    def finish(self) -> None:
+        """Make what was written durable and close the file."""
+        try:
+            with storage_errors(self.path, self._what):
+                os.fsync(self._fd)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Close the file without making it durable (the caller removes it); a second call does nothing."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

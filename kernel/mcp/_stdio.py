@@ -1,13 +1,18 @@
 """The stdio plumbing under one MCP session: the server's stderr kept as a bounded tail, and a transport that
 says when the server's stdout has ended (the server exited), so a death is reported at once, not at the next call.
+
+A line on the server's stdout that is not a JSON-RPC message ends the session there and then: stdout carries
+MCP messages only, and the answer such a line stood for will never come, so nothing waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import TextIO
 
@@ -16,10 +21,23 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
-__all__ = ["StderrTail", "watched_stdio"]
+__all__ = ["StderrTail", "bad_line", "watched_stdio"]
 
 _TAIL_BYTES = 8192
+_SHOWN_CHARS = 200
+_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
+
+
+class _QuietParseFailures(logging.Filter):
+    """The transport logs a bad line with its text, a secret included; the connection reports it, withheld."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _PARSE_FAILURE
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_QuietParseFailures())
 _END = (StopAsyncIteration, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
 
 
@@ -58,20 +76,40 @@ class StderrTail:
         return "\n".join(tail.rstrip().splitlines()[-lines:])
 
 
-class _WatchedRead:
-    """A read stream that sets `ended` when the server's messages stop (its stdout closed)."""
+def bad_line(exc: Exception) -> str:
+    """What the server wrote, as far as the transport's parse error keeps it, cut to a few hundred characters."""
+    text = str(exc)
+    if isinstance(exc, ValidationError) and exc.errors():
+        # The error nearest the top of the message holds the whole line (or the whole object) as its input.
+        found = min(exc.errors(include_url=False), key=lambda error: len(error["loc"]))["input"]
+        text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False, default=str)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], ended: asyncio.Event) -> None:
+
+class _WatchedRead:
+    """A read stream that sets `ended` when the server's messages stop (its stdout closed, or a bad line)."""
+
+    def __init__(
+        self, inner: ReadStream[SessionMessage | Exception], ended: asyncio.Event, garbled: Callable[[str], None]
+    ) -> None:
         self._inner = inner
         self._ended = ended
+        self._garbled = garbled
 
     @property
     def last_context(self) -> object:
         return getattr(self._inner, "last_context", None)
 
+    def _checked(self, item: SessionMessage | Exception) -> SessionMessage:
+        if isinstance(item, Exception):
+            self._garbled(bad_line(item))
+            self._ended.set()
+            raise anyio.EndOfStream
+        return item
+
     async def receive(self) -> SessionMessage | Exception:
         try:
-            return await self._inner.receive()
+            return self._checked(await self._inner.receive())
         except _END:
             self._ended.set()
             raise
@@ -85,7 +123,9 @@ class _WatchedRead:
 
     async def __anext__(self) -> SessionMessage | Exception:
         try:
-            return await self._inner.__anext__()
+            return self._checked(await self._inner.__anext__())
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
         except _END:
             self._ended.set()
             raise
@@ -103,8 +143,9 @@ class _WatchedRead:
 
 @contextlib.asynccontextmanager
 async def watched_stdio(
-    params: StdioServerParameters, errlog: TextIO, ended: asyncio.Event
+    params: StdioServerParameters, errlog: TextIO, ended: asyncio.Event, garbled: Callable[[str], None]
 ) -> AsyncIterator[TransportStreams]:
-    """`mcp`'s stdio client transport, with `ended` set once the server stops sending."""
+    """`mcp`'s stdio client transport, with `ended` set once the server stops sending; a line that is not
+    JSON-RPC is given to `garbled` and ends the stream."""
     async with stdio_client(params, errlog=errlog) as (read, write):
-        yield _WatchedRead(read, ended), write
+        yield _WatchedRead(read, ended, garbled), write

@@ -1,10 +1,11 @@
 """One running MCP server of one session: started inside its OS sandbox, listed, called, and stopped.
 
 A connection is owned by one task (`run`), which holds the `mcp` client open from the start until `close`
-or until the server's stdout ends; calls come from turn tasks. Every state change is reported (`starting`,
-`ready` with the tool count, `failed` with the stderr tail, `stopped`), with the server's secrets withheld
-from every message and tail. A call never raises anything but `McpCallError`, so a dead server ends that
-call with a clear error and the turn goes on.
+or until the server's stdout ends (or carries a line that is not JSON-RPC); calls come from turn tasks. Every
+state change is reported (`starting`, `ready` with the tool count, `failed` with the stderr tail and the likely
+cause, `stopped`), with the server's secrets withheld from every message and tail. A call never raises
+anything but `McpCallError`, so a dead or garbled server ends that call at once with a clear error and the
+turn goes on.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, Protocol
 
 import mcp_types
 from mcp import Client, StdioServerParameters
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from kernel.errors import KernelError
 from kernel.mcp._stdio import StderrTail, watched_stdio
+from kernel.mcp.causes import likely_cause
 from kernel.mcp.spec import ServerSpec
 from protocol.models.host import PROTOCOL_VERSION
 from protocol.models.mcp import McpState
@@ -33,8 +35,20 @@ __all__ = ["McpCallError", "McpConnection", "Report"]
 
 logger = logging.getLogger(__name__)
 
-Report = Callable[[McpState, int | None, str | None, str | None], Awaitable[None]]
-"""`report(state, tool_count, error, stderr_tail)`: one status change of this server."""
+
+class Report(Protocol):
+    """One status change of this server; a failure comes with its stderr tail and likely cause when known."""
+
+    async def __call__(
+        self,
+        state: McpState,
+        *,
+        tools: int | None = None,
+        error: str | None = None,
+        tail: str | None = None,
+        cause: str | None = None,
+    ) -> None: ...
+
 
 _MAX_TOOL_PAGES = 50
 _CLOSE_GRACE = 10.0
@@ -50,11 +64,13 @@ class McpConnection:
     spec: the server's spec.
     launch: how to start it inside the sandbox.
     report: where its status changes go.
+    program: the program it runs, as named (for the likely cause of a failure).
     call_timeout: seconds one tool call may take.
     """
 
-    def __init__(self, spec: ServerSpec, launch: Launch, report: Report, *, call_timeout: float) -> None:
+    def __init__(self, spec: ServerSpec, launch: Launch, report: Report, *, program: str, call_timeout: float) -> None:
         self.spec = spec
+        self.program = program
         self.state: McpState = "starting"
         self.tools: tuple[mcp_types.Tool, ...] = ()
         self.error: str | None = None
@@ -68,11 +84,12 @@ class McpConnection:
         self._settled = asyncio.Event()
         self._closing = asyncio.Event()
         self._close_reason: str | None = None
+        self._garbled: str | None = None
         self._tail = StderrTail()
 
     async def run(self) -> None:
         """The owner task: start, list the tools, serve until closed or dead. Never raises but on cancellation."""
-        await self._report("starting", None, None, None)
+        await self._report("starting")
         read_fd, write_fd = os.pipe()
         errlog = os.fdopen(write_fd, "w", encoding="utf-8")
         try:
@@ -93,11 +110,25 @@ class McpConnection:
         failure = failure or self._close_reason
         if self._closing.is_set() and failure is None:
             self.state = "stopped"
-            await self._report("stopped", None, None, None)
+            await self._report("stopped")
         else:
             self.state, self.error = "failed", failure or "the server exited"
-            tail = self.spec.redact(self._tail.text()) or None
-            await self._report("failed", None, self.error, tail)
+            await self._report_failure(self.error)
+
+    async def _report_failure(self, error: str) -> None:
+        tail = self.spec.redact(self._tail.text())
+        await self._report("failed", error=error, tail=tail or None, cause=likely_cause(self.spec, self.program, tail))
+
+    def _note_garbled(self, line: str) -> None:
+        self._garbled = self.spec.redact(line)
+
+    def _garbled_message(self) -> str | None:
+        if self._garbled is None:
+            return None
+        return (
+            f"the server wrote a line on stdout that is not a JSON-RPC message, so its session was ended: "
+            f"{self._garbled!r} (stdout carries MCP messages only; a server logs on stderr)"
+        )
 
     async def _serve(self, errlog: Any) -> str | None:
         """Hold the session open; the reason it failed, or None once it was closed on purpose."""
@@ -108,7 +139,8 @@ class McpConnection:
         )
         failure: str | None = None
         try:
-            async with Client(watched_stdio(params, errlog, ended), client_info=_CLIENT) as client:
+            transport = watched_stdio(params, errlog, ended, self._note_garbled)
+            async with Client(transport, client_info=_CLIENT) as client:
                 errlog.close()  # the server holds its own copy; ours would keep the tail from ending
                 tools = await _list_tools(client)
                 self._client = client
@@ -116,12 +148,14 @@ class McpConnection:
                 self.state = "ready"
                 self.last_used = time.monotonic()
                 self._settled.set()
-                await self._report("ready", len(self.tools), None, None)
+                await self._report("ready", tools=len(self.tools))
                 await _first(self._closing.wait(), ended.wait())
                 if not self._closing.is_set():
-                    failure = "the server exited"
+                    failure = self._garbled_message() or "the server exited"
         except* MCPError as group:
-            failure = _start_failure(_leaf(group), self.spec)
+            failure = self._garbled_message() or _start_failure(_leaf(group), self.spec)
+        except* UnicodeDecodeError:
+            failure = "the server wrote bytes on stdout that are not UTF-8 (stdout carries MCP messages only)"
         except* (OSError, ValidationError, RuntimeError) as group:
             failure = self.spec.redact(f"the server could not be started: {_describe(_leaf(group))}")
         return failure
@@ -153,7 +187,8 @@ class McpConnection:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise McpCallError(f"{tool} did not answer within {self._call_timeout:g} seconds") from exc
             if exc.code == mcp_types.CONNECTION_CLOSED or self.state != "ready":
-                raise McpCallError(self._stopped_message()) from exc
+                garbled = self._garbled_message()
+                raise McpCallError(f"{tool}: {garbled}" if garbled else self._stopped_message()) from exc
             raise McpCallError(self.spec.redact(f"{tool} failed: {exc.message}")) from exc
         except ValidationError as exc:
             raise McpCallError(f"the answer of {tool} does not follow the MCP protocol") from exc
@@ -189,7 +224,10 @@ class McpConnection:
                 await task
             self.state = "failed" if reason else "stopped"
             self.error = reason
-            await self._report(self.state, None, reason, None)
+            if reason:
+                await self._report_failure(reason)
+            else:
+                await self._report("stopped")
 
 
 async def _list_tools(client: Client) -> list[mcp_types.Tool]:

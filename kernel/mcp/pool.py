@@ -2,10 +2,11 @@
 
 A turn asks for its servers (`ready_servers`); each one not running is started inside the OS sandbox built from
 the run's policy and the server's own network setting, and the turn waits, bounded, until each is ready or
-has failed. A running server whose spec or policy changed is restarted; every server of a session is stopped
-on `close` (agent deleted, its servers changed), and one idle for `idle_seconds` on its own. Where no OS
-sandbox works, or a named secret is missing, or the program cannot be found, the server is not started and is
-reported `failed` with the reason, once until that reason changes.
+has failed (longer for a package runner with the network, which may fetch its package first). A running server
+whose spec or policy changed is restarted; every server of a session is stopped on `close` (agent deleted, its
+servers changed), and one idle for `idle_seconds` on its own. Where no OS sandbox works, a named secret is
+missing, the program cannot be found or lies where an agent writes, or a loader variable is in its
+environment, the server is not started and is reported `failed` with the reason, once until it changes.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from kernel.mcp.causes import is_package_runner
 from kernel.mcp.connection import McpConnection, Report
 from kernel.mcp.spec import ServerSpec
 from protocol.models.mcp import McpState, McpStatusEvent
 from sandbox import Policy, SandboxError, ShellSandbox, Unavailable, open_dir
-from sandbox.mcp_sandbox import ServerProgram, resolve_program, server_launch
+from sandbox.loader_vars import refused_variables
+from sandbox.mcp_sandbox import ServerProgram, server_home, server_launch, server_program_refusal
 
 __all__ = ["McpPool", "StatusSink"]
 
@@ -33,6 +36,8 @@ StatusSink = Callable[[McpStatusEvent], Awaitable[None]]
 
 IDLE_SECONDS = 600.0
 START_TIMEOUT = 30.0
+FETCH_START_TIMEOUT = 180.0
+"""How long a turn waits for a package runner (npx, uvx) with the network: its first start downloads the server."""
 CALL_TIMEOUT = 300.0
 
 
@@ -100,11 +105,13 @@ class McpPool:
                 if (session, spec.name) not in self._entries:
                     await self._start(session, policy, spec)
             connections = [self._entries[(session, n)].connection for n in wanted if (session, n) in self._entries]
-        ready = await asyncio.gather(*(c.ready(self._start_timeout) for c in connections))
+        ready = await asyncio.gather(*(c.ready(self._start_timeout_of(c)) for c in connections))
         for connection, ok in zip(connections, ready, strict=True):
             if not ok and connection.alive:
-                logger.warning("MCP server %s was not ready within %gs", connection.spec.name, self._start_timeout)
-                await self._stop((session, connection.spec.name), reason="it was not ready in time")
+                waited = self._start_timeout_of(connection)
+                logger.warning("MCP server %s was not ready within %gs", connection.spec.name, waited)
+                reason = f"it was not ready within {waited:g} seconds"
+                await self._stop((session, connection.spec.name), reason=reason)
         return [c for c, ok in zip(connections, ready, strict=True) if ok]
 
     async def close(self, session: str) -> None:
@@ -119,6 +126,11 @@ class McpPool:
         for session in {key[0] for key in self._entries}:
             await self.close(session)
 
+    def _start_timeout_of(self, connection: McpConnection) -> float:
+        if connection.spec.network and is_package_runner(connection.program):
+            return max(self._start_timeout, FETCH_START_TIMEOUT)
+        return self._start_timeout
+
     async def _start(self, session: str, policy: Policy, spec: ServerSpec) -> None:
         key = (session, spec.name)
         reason = self._why_not(policy, spec)
@@ -129,17 +141,16 @@ class McpPool:
             return
         self._refused.pop(key, None)
         assert isinstance(self.sandbox, ShellSandbox) and self._tasks is not None
-        program = resolve_program(spec.command)
-        assert program is not None  # checked by _why_not
         tmp_dir = tempfile.mkdtemp(prefix="hearth-mcp-") if self.sandbox.kind == "landlock" else None
         launch = server_launch(
             self.sandbox,
             policy,
-            ServerProgram(program, spec.args, spec.env, spec.network),
+            ServerProgram(spec.name, spec.command, spec.args, spec.env, spec.network),
             secrets=dict(spec.secrets),
             tmp_dir=tmp_dir,
         )
-        connection = McpConnection(spec, launch, self._reporter(session, spec.name), call_timeout=self._call_timeout)
+        report = self._reporter(session, spec.name)
+        connection = McpConnection(spec, launch, report, program=spec.command, call_timeout=self._call_timeout)
         self._entries[key] = _Entry(connection, policy, tmp_dir)
         connection.task = self._tasks.create_task(connection.run())
 
@@ -151,18 +162,39 @@ class McpPool:
         if spec.missing_secrets:
             names = ", ".join(spec.missing_secrets)
             return f"the secret(s) {names} named in secretEnv are not stored (`hearth secrets set NAME`)"
-        if resolve_program(spec.command) is None:
+        # The host resolves the command as the person's shell would; anything else was not found there.
+        if not os.path.isabs(spec.command) or not os.access(spec.command, os.X_OK) or os.path.isdir(spec.command):
             return f"the program {spec.command!r} was not found"
+        refusal = server_program_refusal(policy.data_dir, spec.command)
+        if refusal is not None:
+            return f"the program is refused: {refusal}"
+        refused = refused_variables([*spec.env, *spec.secrets])
+        if refused:
+            return f"its environment is refused: {'; '.join(refused)}"
         try:
             os.close(open_dir(policy.workspace, create_for=policy))
+            _make_home(server_home(policy, spec.name))
         except (SandboxError, OSError) as exc:
-            return f"the agent's workspace cannot be used ({type(exc).__name__})"
+            return f"the agent's workspace or the server's home cannot be used ({type(exc).__name__})"
         return None
 
     def _reporter(self, session: str, server: str) -> Report:
-        async def report(state: McpState, tools: int | None, error: str | None, tail: str | None) -> None:
+        async def report(
+            state: McpState,
+            *,
+            tools: int | None = None,
+            error: str | None = None,
+            tail: str | None = None,
+            cause: str | None = None,
+        ) -> None:
             event = McpStatusEvent(
-                session=session, server=server, state=state, tool_count=tools, error=error, stderr_tail=tail
+                session=session,
+                server=server,
+                state=state,
+                tool_count=tools,
+                error=error,
+                stderr_tail=tail,
+                cause=cause,
             )
             await self._sink(event)
 
@@ -185,3 +217,14 @@ class McpPool:
             async with self._locks.setdefault(key[0], asyncio.Lock()):
                 if self._entries.get(key) is entry:
                     await self._stop(key)
+
+
+def _make_home(home: str) -> None:
+    """Create the server's home (0700), refusing one reached through a symlink: it must be where it is named.
+
+    Raises:
+        OSError: it cannot be created, or it resolves elsewhere.
+    """
+    os.makedirs(home, mode=0o700, exist_ok=True)
+    if os.path.realpath(home) != home:
+        raise OSError(f"{home} resolves elsewhere")

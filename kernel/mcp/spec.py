@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernel.mcp.redact import redact
 from protocol.models.mcp import McpServerSpec
 
-__all__ = ["ServerSpec", "mcp_tool_name", "redact"]
+__all__ = ["ServerSpec", "mcp_tool_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,16 +43,9 @@ class ServerSpec:
         return self.tools is None or tool in self.tools
 
     def redact(self, text: str) -> str:
-        """`text` with every secret value of this server replaced by a marker naming its variable."""
+        """`text` with every secret value of this server, and its encodings, replaced by a marker naming its
+        variable (see `kernel.mcp.redact`)."""
         return redact(text, self.secrets)
-
-
-def redact(text: str, secrets: tuple[tuple[str, str], ...]) -> str:
-    # Longest first, so a secret that contains another is withheld whole.
-    for var, value in sorted(secrets, key=lambda item: -len(item[1])):
-        if value:
-            text = text.replace(value, f"[secret {var} withheld]")
-    return text
 
 
 def mcp_tool_name(server: str, tool: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kernel.mcp.connection import McpCallError, McpConnection
 from kernel.mcp.results import MAX_RESULT_CHARS, result_text
-from kernel.mcp.spec import mcp_tool_name
+from kernel.mcp.spec import ServerSpec, mcp_tool_name
 from kernel.providers.base import ToolDefinition
 from kernel.tools import Arguments, LocalTool, ToolContext, ToolResult
 
@@ -69,17 +69,31 @@ def schema_budget(context_window: int) -> int:
     return context_window * 4 // 10
 
 
+def _withheld(value: Any, spec: ServerSpec) -> Any:
+    """A schema with the server's secrets withheld from every string in it, keys included."""
+    if isinstance(value, str):
+        return spec.redact(value)
+    if isinstance(value, list):
+        return [_withheld(item, spec) for item in value]
+    if isinstance(value, dict):
+        return {spec.redact(str(key)): _withheld(item, spec) for key, item in value.items()}
+    return value
+
+
 def _listed(connections: list[McpConnection]) -> list[McpTool]:
+    """Every tool as the model sees it: named, described and with its schema, the server's secrets withheld."""
     tools: dict[str, McpTool] = {}
     for connection in connections:
+        spec = connection.spec
         for tool in connection.tools:
-            name = mcp_tool_name(connection.spec.name, tool.name)
+            name = mcp_tool_name(spec.name, spec.redact(tool.name))
             if name in tools:
-                logger.warning("MCP tool %s of %s is left out: its name collides", tool.name, connection.spec.name)
+                logger.warning("MCP tool %s of %s is left out: its name collides", name, spec.name)
                 continue
             description = (tool.description or tool.title or f"The {tool.name} tool").strip()
-            description = f"{description} (MCP server {connection.spec.name})"
-            schema = dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+            description = spec.redact(f"{description} (MCP server {spec.name})")
+            raw = dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+            schema = _withheld(raw, spec)
             tools[name] = McpTool(ToolDefinition(name, description, schema), connection, tool.name)
     return list(tools.values())
 

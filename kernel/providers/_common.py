@@ -34,6 +34,7 @@ __all__ = [
     "map_transport_errors",
     "map_sdk_errors",
     "error_detail",
+    "json_bytes",
 ]
 
 KEYLESS_PLACEHOLDER = "no-key"
@@ -115,6 +116,11 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
+
+
+def json_bytes(value: Any) -> bytes:
+    """`value` as compact, strict JSON in UTF-8: what a request body is posted as."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def error_detail(body: object, fallback: str) -> str:

@@ -60,11 +60,11 @@ class RemoteProvider(ABC):
         """A new SDK client for this configuration, with the SDK's own retries off."""
 
     @abstractmethod
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The provider's request body for `request`."""
+    def request_body(self, request: ModelRequest) -> bytes:
+        """The provider's request body for `request`: the JSON bytes posted."""
 
     @abstractmethod
-    def attempt(self, client: Any, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    def attempt(self, client: Any, body: bytes) -> AsyncGenerator[ModelEvent, None]:
         """One streamed call; raises `retry.Failure` for what the retry table should judge."""
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
@@ -88,7 +88,7 @@ class RemoteProvider(ABC):
         finally:
             await client.close()
 
-    def _attempts(self, client: Any, body: dict[str, Any], info: CallInfo) -> AsyncIterator[ModelEvent]:
+    def _attempts(self, client: Any, body: bytes, info: CallInfo) -> AsyncIterator[ModelEvent]:
         def one_attempt() -> AsyncGenerator[ModelEvent, None]:
             return self.attempt(client, body)
 

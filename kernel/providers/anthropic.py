@@ -4,19 +4,25 @@ Leading system messages become the `system` blocks; a message with `cache_breakp
 `cache_control: ephemeral` on its last block, and when none is marked the last system block gets it, so
 the frozen prefix is served from the provider's prompt cache. At most four breakpoints are sent (the
 API's limit), the earliest ones. Tool results travel as `tool_result` blocks in a user message; a tool
-call is emitted when its block closes. Usage adds cache reads and writes to the prompt tokens.
+call is emitted when its block closes. Usage adds cache reads and writes to the prompt tokens. The body
+is JSON made here and posted as bytes, each message's piece of it kept with the conversation
+(`encodings.py`), as for the OpenAI-compatible provider.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anthropic
 import httpx2
+from anthropic.types import Message as ApiMessage
+from anthropic.types import RawMessageStreamEvent
 
 from kernel.providers._common import (
     error_detail,
+    json_bytes,
     map_sdk_errors,
     parse_tool_arguments,
     require_model_name,
@@ -34,9 +40,10 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
+from kernel.providers.encodings import encode_messages
 from kernel.providers.retry import Failure
 
-__all__ = ["AnthropicProvider", "DEFAULT_BASE_URL", "build_request_body"]
+__all__ = ["AnthropicProvider", "DEFAULT_BASE_URL", "request_body"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 _MAX_BREAKPOINTS = 4
@@ -64,20 +71,26 @@ class AnthropicProvider(RemoteProvider):
     def open_client(self, api_key: str, base_url: str, timeout: httpx2.Timeout) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        return build_request_body(request)
+    def request_body(self, request: ModelRequest) -> bytes:
+        return request_body(request)
 
-    def attempt(self, client: Any, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    def attempt(self, client: Any, body: bytes) -> AsyncGenerator[ModelEvent, None]:
         return _attempt(client, body)
 
 
-async def _attempt(client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+async def _attempt(client: anthropic.AsyncAnthropic, body: bytes) -> AsyncGenerator[ModelEvent, None]:
     tool_blocks: dict[int, tuple[str, str, list[str]]] = {}
     usage = _UsageCounter()
     stop_reason: str | None = None
     finished = False
     with map_sdk_errors(anthropic, _status_failure):
-        stream = await client.messages.create(**body)
+        stream = await client.post(
+            "/v1/messages",
+            cast_to=ApiMessage,
+            content=body,
+            stream=True,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+        )
         async with stream:
             async for event in stream:
                 if event.type == "message_start":
@@ -131,42 +144,19 @@ class _UsageCounter:
         )
 
 
-def build_request_body(request: ModelRequest) -> dict[str, Any]:
-    """The Messages API body for `request` (without `stream`'s transport details).
+def request_body(request: ModelRequest) -> bytes:
+    """The Messages API body for `request`, as the JSON bytes posted.
 
     Raises:
         BadModelConfigError: the model has no name.
     """
     config = request.config
-    system: list[dict[str, Any]] = []
-    turns: list[dict[str, Any]] = []
-    marked: list[dict[str, Any]] = []
-    leading = True
-    for message in request.messages:
-        if message.role == "system" and leading:
-            blocks = [{"type": "text", "text": message.content}] if message.content else []
-            system.extend(blocks)
-        else:
-            leading = False
-            blocks = _blocks(message)
-            role = "assistant" if message.role == "assistant" else "user"
-            if turns and turns[-1]["role"] == role:
-                turns[-1]["content"].extend(blocks)
-            elif blocks:
-                turns.append({"role": role, "content": blocks})
-        if message.cache_breakpoint and blocks:
-            marked.append(blocks[-1])
-    if not marked and system:
-        marked.append(system[-1])
-    for block in marked[:_MAX_BREAKPOINTS]:
-        block["cache_control"] = dict(_EPHEMERAL)
-    body: dict[str, Any] = {
-        "model": require_model_name(config),
-        "max_tokens": config.max_output_tokens,
-        "messages": turns,
-        "stream": True,
-    }
+    messages, turns = encode_messages(request, _TURNS)
+    body: dict[str, Any] = {"model": require_model_name(config), "max_tokens": config.max_output_tokens, "stream": True}
+    system = [dict(block) for block in turns.system]
     if system:
+        if not turns.marked:
+            system[-1]["cache_control"] = dict(_EPHEMERAL)
         body["system"] = system
     if config.temperature is not None:
         body["temperature"] = config.temperature
@@ -174,7 +164,56 @@ def build_request_body(request: ModelRequest) -> dict[str, Any]:
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
         ]
-    return body
+    return b'{"messages":[' + messages + (b"]}" if turns.role else b"") + b"]," + json_bytes(body)[1:]
+
+
+@dataclass(frozen=True, slots=True)
+class _Turns:
+    """Where the Messages API's JSON of a list stands after some of its messages."""
+
+    system: tuple[dict[str, Any], ...] = ()  # the blocks of the leading system messages
+    leading: bool = True  # only system messages so far
+    role: str | None = None  # the role of the turn still open
+    marked: int = 0  # blocks marked as cache breakpoints so far (the first four get `cache_control`)
+
+
+class _TurnsEncoder:
+    """Each message's piece of the `messages` array: a new turn, or more blocks of the open one (same role)."""
+
+    name = "anthropic"
+
+    def start(self) -> _Turns:
+        return _Turns()
+
+    def step(self, state: _Turns, message: Message) -> tuple[bytes, _Turns]:
+        if message.role == "system" and state.leading:
+            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            marked = _mark(blocks, message, state.marked)
+            return b"", replace(state, system=state.system + tuple(blocks), marked=marked)
+        blocks = _blocks(message)
+        marked = _mark(blocks, message, state.marked)
+        if not blocks:
+            return b"", replace(state, leading=False, marked=marked)
+        role = "assistant" if message.role == "assistant" else "user"
+        content = b",".join(json_bytes(block) for block in blocks)
+        if state.role == role:
+            piece = b"," + content
+        else:
+            opened = b'{"role":"' + role.encode("ascii") + b'","content":['
+            piece = (b"]}," if state.role else b"") + opened + content
+        return piece, replace(state, leading=False, role=role, marked=marked)
+
+
+_TURNS = _TurnsEncoder()
+
+
+def _mark(blocks: list[dict[str, Any]], message: Message, marked: int) -> int:
+    """Mark the message's last block as a cache breakpoint when it asks for one and fewer than four are marked."""
+    if not (message.cache_breakpoint and blocks):
+        return marked
+    if marked < _MAX_BREAKPOINTS:
+        blocks[-1]["cache_control"] = dict(_EPHEMERAL)
+    return marked + 1
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from kernel.providers.encodings import MessageEncodings
 
 __all__ = [
     "Role",
@@ -73,9 +76,13 @@ class ModelConfig:
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
+    """One model call. `known`, when given, holds the encodings of the list `messages` starts with (the
+    session's conversation, the same message objects), so a provider encodes only the messages after it."""
+
     config: ModelConfig
     messages: tuple[Message, ...]
     tools: tuple[ToolDefinition, ...] = ()
+    known: MessageEncodings | None = None
 
 
 @dataclass(frozen=True, slots=True)

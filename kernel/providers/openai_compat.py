@@ -1,9 +1,11 @@
 """OpenAI-compatible chat completions (OpenAI, DeepSeek, Ollama, llama.cpp server, vLLM) at any base URL.
 
 One streamed call per attempt through the official `openai` SDK, its own retries off (`retry.py` decides).
-Tool calls arrive as fragments keyed by index; they are assembled and emitted once the model finishes,
-with arguments parsed (a malformed one is a clear `ProviderError`). Usage is requested in the stream
-(`stream_options.include_usage`) and cached prompt tokens are read from `prompt_tokens_details`.
+The body is JSON made here and posted as bytes, each message's JSON kept with the conversation
+(`encodings.py`): the SDK's own request building walks every message on every call, which grows with the
+conversation. Tool calls arrive as fragments keyed by index; they are assembled and emitted once the model
+finishes, with arguments parsed (a malformed one is a clear `ProviderError`). Usage is requested in the
+stream (`stream_options.include_usage`) and cached prompt tokens are read from `prompt_tokens_details`.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Any
 
 import httpx2
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from kernel.providers._common import (
     error_detail,
+    json_bytes,
     map_sdk_errors,
     parse_tool_arguments,
     require_model_name,
@@ -26,7 +30,6 @@ from kernel.providers._common import (
 from kernel.providers._remote import RemoteProvider
 from kernel.providers.base import (
     Message,
-    ModelConfig,
     ModelEvent,
     ModelRequest,
     StreamEnd,
@@ -37,9 +40,10 @@ from kernel.providers.base import (
     Usage,
     UsageReport,
 )
+from kernel.providers.encodings import encode_messages
 from kernel.providers.retry import Failure
 
-__all__ = ["OpenAICompatProvider", "DEFAULT_BASE_URL"]
+__all__ = ["OpenAICompatProvider", "DEFAULT_BASE_URL", "request_body"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -60,19 +64,26 @@ class OpenAICompatProvider(RemoteProvider):
     def open_client(self, api_key: str, base_url: str, timeout: httpx2.Timeout) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        return _request_body(request.config, request)
+    def request_body(self, request: ModelRequest) -> bytes:
+        return request_body(request)
 
-    def attempt(self, client: Any, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    def attempt(self, client: Any, body: bytes) -> AsyncGenerator[ModelEvent, None]:
         return _attempt(client, body)
 
 
-async def _attempt(client: openai.AsyncOpenAI, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+async def _attempt(client: openai.AsyncOpenAI, body: bytes) -> AsyncGenerator[ModelEvent, None]:
     calls = _ToolCallAssembler()
     finish: str | None = None
     usage = Usage()
     with map_sdk_errors(openai, _status_failure):
-        stream = await client.chat.completions.create(**body)
+        stream = await client.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            content=body,
+            options={"security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=openai.AsyncStream[ChatCompletionChunk],
+        )
         async with stream:
             async for chunk in stream:
                 if chunk.usage is not None:
@@ -141,12 +152,14 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _request_body(config: ModelConfig, request: ModelRequest) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": require_model_name(config),
-        "messages": [_message(m) for m in request.messages],
-        "stream": True,
-    }
+def request_body(request: ModelRequest) -> bytes:
+    """The chat-completions body for `request`, as the JSON bytes posted.
+
+    Raises:
+        BadModelConfigError: the model has no name.
+    """
+    config = request.config
+    body: dict[str, Any] = {"model": require_model_name(config), "stream": True}
     if config.options.get("stream_usage", True):
         body["stream_options"] = {"include_usage": True}
     # OpenAI's own API wants the newer name; compatible servers mostly know only the older one.
@@ -158,7 +171,23 @@ def _request_body(config: ModelConfig, request: ModelRequest) -> dict[str, Any]:
         body["temperature"] = config.temperature
     if request.tools:
         body["tools"] = [_tool(t) for t in request.tools]
-    return body
+    messages, _ = encode_messages(request, _MESSAGES)
+    return b'{"messages":[' + messages + b"]," + json_bytes(body)[1:]
+
+
+class _MessagesEncoder:
+    """Each message's piece of the `messages` array: its JSON, after a comma but for the first."""
+
+    name = "openai"
+
+    def start(self) -> bool:
+        return False
+
+    def step(self, after_first: bool, message: Message) -> tuple[bytes, bool]:
+        return (b"," if after_first else b"") + json_bytes(_message(message)), True
+
+
+_MESSAGES = _MessagesEncoder()
 
 
 def _message(message: Message) -> dict[str, Any]:

@@ -1,11 +1,15 @@
 """Wire models between the host and the kernel: turns, summaries, and the kernel's calls back.
 
 The kernel knows a `runId` and an opaque `session` key, never an agent. `ModelSpec.apiKey` is resolved
-by the host from its secrets for one call and is never logged or echoed.
+by the host from its secrets for one call and is never logged or echoed. A turn (or a summary) may send
+only the messages after a `MessagePrefix` the kernel holds for its session: the first `count` of the list
+the session's last turn was sent, named by the chain hash (`chain_hashes`) of the last of them.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -19,6 +23,8 @@ from protocol.models.transcript import EndReason, StopReason, ToolCallInfo, Usag
 
 __all__ = [
     "ChatMessage",
+    "MessagePrefix",
+    "chain_hashes",
     "ModelSpec",
     "ToolSpec",
     "ToolSet",
@@ -50,6 +56,26 @@ class ChatMessage(WireModel):
     tool_call_id: str | None = None
     name: str | None = None
     cache_breakpoint: bool = False
+
+
+def chain_hashes(messages: Sequence[ChatMessage], previous: str = "") -> list[str]:
+    """The chain hash after each of `messages`, following `previous` (the hash before the first; "" at the start).
+
+    Each link is sha256 over the previous link and the message's JSON, so two lists with the same link at
+    position i hold the same first i + 1 messages (up to sha256), and a link is computed once per message.
+    """
+    links = []
+    for message in messages:
+        previous = hashlib.sha256(previous.encode("ascii") + message.model_dump_json().encode("utf-8")).hexdigest()
+        links.append(previous)
+    return links
+
+
+class MessagePrefix(WireModel):
+    """Messages the kernel already holds for a session: the first `count` of the list its last turn was sent."""
+
+    count: int = Field(ge=1)
+    hash: str = Field(description="The chain hash (`chain_hashes`) after the last of those messages.")
 
 
 class ModelSpec(WireModel):
@@ -96,11 +122,16 @@ class KernelInitializeResult(WireModel):
 
 
 class TurnStartParams(Params):
-    """One run. Without a `policy` the kernel offers no local tools at all (they cannot be confined)."""
+    """One run. Without a `policy` the kernel offers no local tools at all (they cannot be confined).
+
+    With a `prefix`, `messages` follow the messages it names; a kernel that does not hold them answers
+    UNKNOWN_PREFIX and the host sends the whole list. The kernel keeps each session's whole list for the next.
+    """
 
     run_id: str
     session: str
     messages: list[ChatMessage]
+    prefix: MessagePrefix | None = None
     model: ModelSpec
     tools: ToolSet = Field(default_factory=ToolSet)
     policy: SandboxPolicy | None = None
@@ -123,9 +154,12 @@ class TurnCancelResult(WireModel):
 
 class SummarizeParams(Params):
     """One model call for text only. `tools`, when given, are listed exactly as a turn lists them (so the
-    provider's cache serves the same prefix) but none of them runs."""
+    provider's cache serves the same prefix) but none of them runs. With a `session` and a `prefix`,
+    `messages` follow that session's held messages, as in `turn.start`; a summary's list is not kept."""
 
     messages: list[ChatMessage]
+    session: str | None = None
+    prefix: MessagePrefix | None = None
     model: ModelSpec
     max_output_tokens: int | None = Field(default=None, ge=1)
     tools: ToolSet | None = None

@@ -105,6 +105,8 @@ class McpServerState(WireModel):
     state: McpState = "stopped"
     tool_count: int | None = None
     error: str | None = None
+    stderr_tail: str | None = Field(default=None, description="The end of a failed server's stderr, secrets withheld.")
+    cause: str | None = Field(default=None, description="What most likely made it fail, and what to change.")
 
 
 class McpCloseParams(Params):
@@ -122,6 +124,7 @@ class McpStatusEvent(WireModel):
     tool_count: int | None = None
     error: str | None = None
     stderr_tail: str | None = Field(default=None, description="The end of the server's stderr, secrets withheld.")
+    cause: str | None = Field(default=None, description="What most likely made it fail, and what to change.")
 
 
 class McpServerStatusEvent(WireModel):
@@ -132,4 +135,5 @@ class McpServerStatusEvent(WireModel):
     state: McpState
     tool_count: int | None = None
     error: str | None = None
-    stderr_tail: str | None = None
+    stderr_tail: str | None = Field(default=None, description="The end of the server's stderr, secrets withheld.")
+    cause: str | None = Field(default=None, description="What most likely made it fail, and what to change.")

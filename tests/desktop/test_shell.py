@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -326,5 +327,24 @@ def test_a_work_shows_its_members_board_and_timeline_and_follows_its_changes(tmp
                 await host.call("work.post", {"workId": "launch", "text": "kick-off at nine"})
                 timeline = app.query_one("#work-timeline", TextArea)
                 await until(pilot, lambda: "kick-off at nine" in timeline.text)
+
+    asyncio.run(main())
+
+
+def test_a_failed_mcp_server_shows_in_the_chat_with_its_likely_cause_and_stderr(tmp_path: Path) -> None:
+    """Issue 25.4: the failure is not silent; the turn still answers."""
+    missing = {"name": "missing", "command": sys.executable, "args": ["-m", "no_such_module_hearth"]}
+    rules = [{"match": "^hello$", "on": "user", "reply": "hello there"}]
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            settings = {"model": {"provider": "scripted", "rules": rules}, "mcpServers": [missing]}
+            await host.call("agent.create", {"name": "Ann", "settings": settings})
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await _say(pilot, "hello")
+                await until(pilot, lambda: any("MCP server missing" in str(n.render()) for n in app.query(Notice)))
+                shown = "\n".join(str(n.render()) for n in app.query(Notice))
+                assert "likely cause:" in shown and "No module named no_such_module_hearth" in shown, shown
+                await until(pilot, lambda: "hello there" in _replies(app))
 
     asyncio.run(main())

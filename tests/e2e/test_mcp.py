@@ -29,8 +29,13 @@ def settings(servers: list[dict[str, Any]], *rules: dict[str, Any], permission: 
 
 
 def state(name: str, state: str, tools: int | None = None, error: str | None = None) -> dict[str, Any]:
-    """One server's entry in `agent.get`."""
+    """One server's entry in `agent.get`, without its stderr tail and likely cause."""
     return {"name": name, "state": state, "toolCount": tools, "error": error}
+
+
+def states(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """`agent.get`'s server entries, without their stderr tails and likely causes."""
+    return [{key: value for key, value in entry.items() if key not in ("stderrTail", "cause")} for entry in info["mcp"]]
 
 
 def call(pattern: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +59,7 @@ def test_notes_add_then_list_reach_the_model_and_the_transcript(tmp_path: Path) 
             await host.call(
                 "agent.create", {"name": "ann", "settings": settings([server("notes", "mcp_notes.py")], *rules)}
             )
-            assert (await host.call("agent.get", {"agentId": "ann"}))["mcp"] == [state("notes", "stopped")]
+            assert states(await host.call("agent.get", {"agentId": "ann"})) == [state("notes", "stopped")]
             ended, text = await turn(host, "ann", "note buy milk")
             assert ended["reason"] == "idle" and text == "TOOL SAID: 1. buy milk"
             page = await host.call("agent.transcript", {"agentId": "ann"})
@@ -62,9 +67,9 @@ def test_notes_add_then_list_reach_the_model_and_the_transcript(tmp_path: Path) 
             assert results == [("mcp__notes__add", "added note 1: buy milk"), ("mcp__notes__list", "1. buy milk")]
             ready = await host.wait_for("mcp.status", lambda p: p["state"] == "ready")
             expected = {"agentId": "ann", "server": "notes", "state": "ready", "toolCount": 4}
-            assert ready == {**expected, "error": None, "stderrTail": None}
+            assert ready == {**expected, "error": None, "stderrTail": None, "cause": None}
             info = await host.call("agent.get", {"agentId": "ann"})
-            assert info["mcp"] == [state("notes", "ready", 4)]
+            assert states(info) == [state("notes", "ready", 4)]
             _, text = await turn(host, "ann", "note call Ines")
             assert text == "TOOL SAID: 1. buy milk\n2. call Ines", "one session keeps its notes between turns"
             starts = [p for m, p in host.events if m == "mcp.status" and p["state"] == "starting"]
@@ -162,6 +167,8 @@ def test_a_hostile_server_reaches_no_memory_no_host_file_no_other_agent_and_no_n
             await turn(host, "ann", f"write {tmp_path / 'agents/ann/memory/planted.txt'}")
             assert not (tmp_path / "agents/ann/memory/planted.txt").exists()
             _, text = await turn(host, "ann", "write mine.txt")
+            assert text.startswith("TOOL SAID: WRITE FAILED"), "its working directory is not the workspace"
+            _, text = await turn(host, "ann", f"write {tmp_path / 'agents/ann/scratch/mine.txt'}")
             assert text == "TOOL SAID: WRITE OK" and (tmp_path / "agents/ann/scratch/mine.txt").exists()
             _, text = await turn(host, "ann", f"connect {port}")
             assert text.startswith("TOOL SAID: CONNECT FAILED") and connections == []
@@ -193,7 +200,8 @@ def test_a_server_that_exits_at_start_is_reported_failed_with_its_stderr_and_the
             assert failed["server"] == "broken" and failed["error"] == "the server exited before it answered"
             assert "giving up at start" in failed["stderrTail"] and "[secret TOKEN withheld]" in failed["stderrTail"]
             info = await host.call("agent.get", {"agentId": "ann"})
-            assert info["mcp"] == [state("broken", "failed", error=failed["error"])]
+            assert states(info) == [state("broken", "failed", error=failed["error"])]
+            assert info["mcp"][0]["stderrTail"] == failed["stderrTail"], "agent.get keeps what went wrong"
             assert "tok-never-shown-91c2" not in json.dumps(host.events)
 
     asyncio.run(main())
@@ -265,5 +273,28 @@ def test_a_server_dying_mid_call_or_a_cancelled_call_ends_only_that_call(tmp_pat
             assert ended["reason"] == "cancelled"
             _, text = await turn(host, "ann", "note after the cancel")
             assert text == "TOOL SAID: added note 2: after the cancel", "a cancelled call leaves the session usable"
+
+    asyncio.run(main())
+
+
+def test_a_server_answering_with_a_line_that_is_not_json_rpc_ends_the_call_at_once_and_names_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 22.10: the call does not wait out the 300 s call timeout, and the error shows what the server wrote."""
+    rules = [call(r"^garble$", "mcp__plain__garble", {}), call(r"^note (.+)$", "mcp__plain__add", {"text": r"\1"})]
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call(
+                "agent.create",
+                {"name": "ann", "settings": settings([server("plain", "mcp_plain.py")], *rules, TOOL_REPLY)},
+            )
+            ended, text = await turn(host, "ann", "garble")
+            assert ended["reason"] == "idle" and "not a JSON-RPC message" in text, text
+            assert "this line is not JSON-RPC, and no answer follows" in text
+            failed = await host.wait_for("mcp.status", lambda p: p["state"] == "failed")
+            assert "this line is not JSON-RPC" in failed["error"]
+            _, text = await turn(host, "ann", "note after the garble")
+            assert text == "TOOL SAID: added note 1: after the garble", "the next turn starts the server again"
 
     asyncio.run(main())

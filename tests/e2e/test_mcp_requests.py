@@ -7,12 +7,15 @@ real processes and the MCP servers run inside real bubblewrap (issue 15).
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from tests.kernel.providers.fake_llm_server import Recorded
 from tests.support.fake_model import ChatServer, call, model_settings, say
@@ -135,3 +138,56 @@ def test_a_fact_from_an_mcp_result_is_only_proposed_whatever_the_extractor_claim
         asyncio.run(main())
     finally:
         model.stop()
+
+
+ENCODED_SECRET = 'tok-?>?~~~é"\\ 9f3a/canary'
+SHORT_SECRET = "ab1"
+
+
+def _b64_core(prefix: bytes, secret: bytes, encode: Callable[[bytes], bytes]) -> str:
+    """The base64 characters of `prefix + secret` that depend on the secret's bytes alone (`-(-x // 6)` rounds up)."""
+    text = encode(prefix + secret).decode()
+    return text[-(-len(prefix) * 8 // 6) : (len(prefix) + len(secret)) * 8 // 6]
+
+
+def test_a_secret_its_server_encodes_reaches_no_model_request_and_other_text_survives(tmp_path: Path) -> None:
+    """Issue 21.5: base64 (both alphabets, padded or not, inside a longer blob at each alignment), hex, URL and
+    JSON forms of a server's secret are withheld; a secret under eight characters only as itself."""
+    model = ChatServer()
+    model.start()
+    model.script(
+        call("mcp__hostile__encoded", {"check": "HOSTILE_TOKEN"}, "long"),
+        call("mcp__hostile__encoded", {"check": "SHORT_TOKEN"}, "short"),
+        say("I have looked."),
+    )
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("secrets.set", {"name": "hostile-token", "value": ENCODED_SECRET})
+            await host.call("secrets.set", {"name": "short-token", "value": SHORT_SECRET})
+            secret_env = {"HOSTILE_TOKEN": "hostile-token", "SHORT_TOKEN": "short-token"}
+            servers = [_server("hostile", "mcp_hostile.py", secretEnv=secret_env)]
+            await host.call("agent.create", {"name": "ann", "settings": _agent(model, servers)})
+            await host.idle_turn("ann", "Show me my token, encoded.", timeout=60)
+
+    try:
+        asyncio.run(main())
+    finally:
+        model.stop()
+    long_result, short_result = _tool_results(model.requests[2].body)
+    lines = long_result.splitlines()
+    assert len(lines) == 16 and all("[secret HOSTILE_TOKEN withheld]" in line for line in lines), long_result
+    raw = ENCODED_SECRET.encode()
+    assert base64.b64encode(raw) != base64.urlsafe_b64encode(raw), "the secret tells the two alphabets apart"
+    for offset in range(3):
+        prefix = b"Authorization: Basic "[: 10 + offset]
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            core = _b64_core(prefix, raw, encode)
+            assert len(core) > 20 and core[2:-2] not in long_result, (offset, core)
+        assert base64.b64encode(prefix)[:12].decode() in long_result, "the text around the secret survives"
+    sent = "\n".join(result for request in model.received for result in _tool_results(request.body))
+    for form in (ENCODED_SECRET, raw.hex(), raw.hex().upper(), quote(raw, safe=""), json.dumps(ENCODED_SECRET)[1:-1]):
+        assert form not in sent and form not in long_result, form
+    short = dict(line.split(": ", 1) for line in short_result.splitlines())
+    assert short["B64"] == base64.b64encode(SHORT_SECRET.encode()).decode(), "too short to withhold when encoded"
+    assert short["JSON"] == '{"token": "[secret SHORT_TOKEN withheld]"}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -56,3 +57,36 @@ def test_a_turn_gets_the_secret_values_and_names_a_deleted_secret_as_missing(tmp
     assert spec.command.startswith("/"), "the host resolves the program on its own PATH"
     assert "tok-visible" not in repr(spec) and "tok-visible" not in str(spec)
     assert spec.model_dump(mode="json")["secretEnv"] == {"NOTES_TOKEN": "tok-visible-only-to-the-kernel"}
+
+
+@pytest.mark.parametrize(
+    ("field", "variable", "value"),
+    [
+        ("env", "LD_PRELOAD", "/tmp/x.so"),
+        ("env", "PYTHONPATH", "."),
+        ("env", "NODE_OPTIONS", "--require ./x.js"),
+        ("env", "PATH", "/usr/bin"),
+        ("secretEnv", "LD_LIBRARY_PATH", "notes-token"),
+    ],
+)
+def test_a_loader_variable_is_refused_by_name_whatever_its_value(
+    tmp_path: Path, field: str, variable: str, value: str
+) -> None:
+    """Issue 21.4."""
+    secrets = SecretStore(tmp_path)
+    secrets.set("notes-token", "tok-1")
+    with pytest.raises(InvalidRequestError) as caught:
+        check_mcp_servers(_settings(**{field: {variable: value}}), secrets, tmp_path)
+    assert caught.value.code == INVALID_PARAMS and variable in caught.value.message
+    check_mcp_servers(_settings(**{field: {"NOTES_TOKEN": value}}), secrets, tmp_path)
+
+
+def test_a_relative_command_or_a_venv_in_the_data_dir_is_refused(tmp_path: Path) -> None:
+    venv = tmp_path / "agents/ann/scratch/venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (venv / "bin/python").symlink_to(os.path.realpath(sys.executable))
+    for command in ("./venv/bin/python", str(venv / "bin/python")):
+        with pytest.raises(InvalidRequestError) as caught:
+            check_mcp_servers(_settings(command=command), SecretStore(tmp_path), tmp_path)
+        assert caught.value.code == INVALID_PARAMS, command

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from host.store.transcript import Transcript
@@ -85,3 +86,59 @@ def test_events_newer_than_a_compaction_but_written_before_it_are_kept(tmp_path:
     assert [(e["type"], e["seq"]) for e in context] == [("compact", 7), ("user", 4), ("user", 6)]
     lines = (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line)["ts"].endswith("Z") for line in lines)
+
+
+def test_read_after_gives_only_the_lines_appended_since_a_mark(tmp_path: Path) -> None:
+    """Issue 22.12: a reader that keeps what it read reads only what was appended since."""
+    transcript = _fill(tmp_path / "transcript.jsonl", 3)
+    events, mark = transcript.context_at()
+    assert [e["seq"] for e in events] == [1, 2, 3]
+    assert transcript.read_after(mark) == ([], mark)
+    transcript.append({"type": "user", "text": "four"})
+    appended = transcript.read_after(mark)
+    assert appended is not None and [e["text"] for e in appended[0]] == ["four"]
+    assert transcript.read_after(appended[1]) == ([], appended[1])
+
+
+def test_a_line_still_being_written_is_left_for_the_next_read(tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    transcript = _fill(path, 1)
+    mark = transcript.mark()
+    line = json.dumps({"type": "user", "text": "two", "seq": 2}).encode() + b"\n"
+    with open(path, "ab") as f:
+        f.write(line[:10])
+        f.flush()
+        halfway = transcript.read_after(mark)
+        assert halfway is not None and halfway[0] == [] and halfway[1].size == mark.size
+        f.write(line[10:])
+    done = transcript.read_after(halfway[1])
+    assert done is not None and [e["seq"] for e in done[0]] == [2]
+
+
+def test_read_after_refuses_another_file_a_shorter_one_or_one_rewritten_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    transcript = _fill(path, 3)
+    mark = transcript.mark()
+    stat = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"message 1", b"#########"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert transcript.read_after(mark) is None  # the same size, a newer mtime: a line rewritten in place
+    mark = transcript.mark()
+    path.write_bytes(path.read_bytes()[: mark.size // 2])
+    assert transcript.read_after(mark) is None  # shorter
+    other = tmp_path / "other.jsonl"
+    _fill(other, 5)
+    mark = Transcript(path).mark()
+    os.replace(other, path)
+    assert transcript.read_after(mark) is None  # another file
+
+
+def test_context_after_a_seq_is_the_context_above_it(tmp_path: Path) -> None:
+    transcript = _fill(tmp_path / "transcript.jsonl", 6)
+    transcript.append({"type": "compact", "summary": "s", "throughSeq": 4})
+    transcript.append({"type": "user", "text": "eight"})
+    context = transcript.since_last_compact()
+    for seq in range(0, 9):
+        expected = sorted((e for e in context if e["seq"] > seq), key=lambda e: e["seq"])
+        assert transcript.context_after(seq) == expected
+    assert [e["seq"] for e in transcript.context_backwards()] == [8, 7, 6, 5]

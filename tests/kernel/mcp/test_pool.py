@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from kernel.mcp import McpPool, ServerSpec, result_text
+import pytest
+
+from kernel.mcp import McpCallError, McpPool, ServerSpec, result_text
 from protocol.models.mcp import McpStatusEvent
 from sandbox import Policy, ShellSandbox, Unavailable, build_policy, detect_shell_sandbox
+from sandbox.mcp_sandbox import server_dir, server_home
 
 SUPPORT = Path(__file__).resolve().parents[2] / "support"
 NOTES = ServerSpec("notes", sys.executable, (str(SUPPORT / "mcp_notes.py"),))
@@ -198,7 +202,10 @@ def _confinement(tmp_path: Path, sandbox: ShellSandbox) -> None:
             said = _text(await hostile.call("write_path", {"path": str(outside), "text": "x"}))
             assert not outside.exists()
             said = _text(await hostile.call("write_path", {"path": "mine.txt", "text": "mine"}))
-            assert said == "WRITE OK" and (tmp_path / "agents/ann/scratch/mine.txt").read_text() == "mine"
+            assert said.startswith("WRITE FAILED"), "its working directory is read-only"
+            mine = tmp_path / "agents/ann/scratch/mine.txt"
+            said = _text(await hostile.call("write_path", {"path": str(mine), "text": "mine"}))
+            assert said == "WRITE OK" and mine.read_text() == "mine"
             assert _text(await hostile.call("connect", {"port": port})).startswith("CONNECT FAILED")
             said = result_text(await hostile.call("environment", {"check": "TOKEN"}), hostile.spec).content
             assert "[secret TOKEN withheld]" in said and "tok-5ecret-77" not in said
@@ -216,3 +223,85 @@ def test_under_landlock_a_server_reaches_no_memory_no_host_file_no_other_agent_a
     sandbox = detect_shell_sandbox("landlock")
     assert isinstance(sandbox, ShellSandbox), sandbox
     _confinement(tmp_path, sandbox)
+
+
+PLAIN = ServerSpec("plain", sys.executable, (str(SUPPORT / "mcp_plain.py"),))
+
+
+def test_a_line_that_is_not_json_rpc_ends_the_call_at_once_and_names_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 22.10: the call does not wait out its timeout; the error and the status show what was written,
+    and the line (which may hold a secret) is not logged."""
+
+    async def main() -> None:
+        async with _pool(call_timeout=600) as (pool, statuses):
+            (plain,) = await pool.ready_servers("ann", _policy(tmp_path), [PLAIN])
+            async with asyncio.timeout(30):
+                try:
+                    await plain.call("garble", {})
+                    raise AssertionError("the call should have failed")
+                except McpCallError as exc:
+                    assert "not a JSON-RPC message" in exc.message and "no answer follows" in exc.message
+            failed = await statuses.wait_for(lambda e: e.state == "failed")
+            assert failed.error is not None and "no answer follows" in failed.error
+
+    asyncio.run(main())
+    assert not [record for record in caplog.records if "no answer follows" in record.getMessage()]
+    assert not [record for record in caplog.records if "Failed to parse" in record.getMessage()]
+
+
+def test_a_loader_variable_or_a_program_where_agents_write_keeps_the_server_from_starting(tmp_path: Path) -> None:
+    """Issue 21.4, in the kernel too: settings the host would refuse never start a server."""
+
+    async def main() -> None:
+        policy = _policy(tmp_path)
+        planted = tmp_path / "agents/ann/scratch/server"
+        planted.write_text("#!/bin/sh\n", encoding="utf-8")
+        planted.chmod(0o755)
+        specs = [
+            ServerSpec("preload", NOTES.command, NOTES.args, env=(("LD_PRELOAD", f"{planted}.so"),)),
+            ServerSpec("path", NOTES.command, NOTES.args, secrets=(("PYTHONPATH", str(planted.parent)),)),
+            ServerSpec("planted", str(planted)),
+            ServerSpec("bare", "python3"),
+            NOTES,
+        ]
+        async with _pool() as (pool, statuses):
+            ready = await pool.ready_servers("ann", policy, specs)
+            assert [c.spec.name for c in ready] == ["notes"]
+            errors = {e.server: e.error or "" for e in statuses.events if e.state == "failed"}
+            assert "LD_PRELOAD" in errors["preload"] and "PYTHONPATH" in errors["path"]
+            assert "data dir" in errors["planted"] and "not found" in errors["bare"]
+            assert str(planted.parent) not in errors["path"], "a secret's value is not shown"
+
+    asyncio.run(main())
+
+
+def test_a_server_works_in_its_own_home_and_finds_the_workspace_by_its_variable(tmp_path: Path) -> None:
+    async def main() -> None:
+        policy = _policy(tmp_path)
+        async with _pool() as (pool, _):
+            (hostile,) = await pool.ready_servers("ann", policy, [HOSTILE])
+            said = _text(await hostile.call("environment", {"check": "HEARTH_WORKSPACE"}))
+            assert f"VALUE: {policy.workspace}" in said and f"CWD: {server_dir(policy, 'hostile')}" in said
+            said = _text(await hostile.call("environment", {"check": "HOME"}))
+            home = server_home(policy, "hostile")
+            assert f"VALUE: {home}" in said and (os.stat(home).st_mode & 0o777) == 0o700
+            said = _text(await hostile.call("write_path", {"path": f"{home}/.cache/x", "text": "cache"}))
+            assert said.startswith("WRITE FAILED"), "the cache directory is the server's to create"
+            os.makedirs(f"{home}/.cache")
+            said = _text(await hostile.call("write_path", {"path": f"{home}/.cache/x", "text": "cache"}))
+            assert said == "WRITE OK" and not (tmp_path / "agents/ann/scratch/.cache").exists()
+
+    asyncio.run(main())
+
+
+def test_a_failed_start_is_reported_with_its_likely_cause(tmp_path: Path) -> None:
+    async def main() -> None:
+        missing = ServerSpec("missing", sys.executable, ("-m", "no_such_module_hearth"))
+        async with _pool() as (pool, statuses):
+            assert await pool.ready_servers("ann", _policy(tmp_path), [missing]) == []
+            failed = await statuses.wait_for(lambda e: e.state == "failed")
+            assert failed.cause is not None and "no_such_module_hearth" in failed.cause
+
+    asyncio.run(main())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,6 +15,7 @@ import mcp_types
 from kernel.mcp import (
     MAX_LISTED_TOOLS,
     MAX_RESULT_CHARS,
+    McpConnection,
     McpPool,
     ServerSpec,
     mcp_tool_name,
@@ -21,7 +24,7 @@ from kernel.mcp import (
 )
 from kernel.tools import ToolContext
 from protocol.models.mcp import McpStatusEvent
-from sandbox import build_policy, detect_shell_sandbox
+from sandbox import Launch, build_policy, detect_shell_sandbox
 
 SUPPORT = Path(__file__).resolve().parents[2] / "support"
 NOTES = ServerSpec("notes", sys.executable, (str(SUPPORT / "mcp_notes.py"),))
@@ -126,3 +129,28 @@ def test_a_secret_value_in_a_result_is_withheld() -> None:
     spec = ServerSpec("s", "x", secrets=(("TOKEN", "tok-abc-123"), ("LONGER", "tok-abc-123-and-more")))
     said = result_text(_result(mcp_types.TextContent(type="text", text="a tok-abc-123-and-more b tok-abc-123")), spec)
     assert said.content == "a [secret LONGER withheld] b [secret TOKEN withheld]"
+
+
+def test_a_secret_in_a_tools_name_description_or_schema_is_withheld_from_the_model() -> None:
+    """Issue 21.5: what the model is offered is what the server says, too."""
+    secret = "tok-in-the-schema-42"
+    encoded = base64.b64encode(secret.encode()).decode()
+    spec = ServerSpec("s", sys.executable, secrets=(("TOKEN", secret),))
+    connection = McpConnection(spec, Launch((), (), "/"), _report, program=sys.executable, call_timeout=1)
+    schema = {"type": "object", "properties": {"key": {"type": "string", "default": secret, "description": encoded}}}
+    connection.tools = (
+        mcp_types.Tool(name=f"get_{secret}", description=f"Uses {secret}.", input_schema=schema),
+        mcp_types.Tool(name="plain", description="Nothing secret.", input_schema={"type": "object"}),
+    )
+    tools = mcp_turn_tools([connection], context_window=128_000)
+    shown = json.dumps(
+        [(t.definition.name, t.definition.description, t.definition.input_schema) for t in tools.values()]
+    )
+    assert secret not in shown and encoded not in shown and "[secret TOKEN withheld]" in shown
+    assert (
+        "mcp__s__plain" in tools and tools["mcp__s__plain"].definition.description == "Nothing secret. (MCP server s)"
+    )
+
+
+async def _report(state: str, **_: Any) -> None:
+    return None

@@ -1,0 +1,35 @@
+"""What extraction reads of a run: its own lines, back to the message that started it, never the whole transcript."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from host.runs.memory_service import exchange_since, run_exchange, run_lines
+from host.store.transcript import Transcript
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_runs_exchange_from_its_own_lines_is_its_exchange_from_the_whole_context(tmp_path: Path, seed: int) -> None:
+    """Issue 22.12: after every turn, extraction read the whole context to find one run's lines."""
+    rng = random.Random(seed)
+    transcript = Transcript(tmp_path / "transcript.jsonl")
+    runs = []
+    for n in range(40):
+        run = f"run-{n}"
+        transcript.append({"type": rng.choice(["user", "wake"]), "text": f"message {n}", "fromAgent": "bob"})
+        transcript.append({"type": "context", "runId": run, "epoch": 1})
+        for k in range(rng.randrange(3)):
+            transcript.append({"type": "assistant", "runId": run, "text": rng.choice(["", f"reply {k}"])})
+            transcript.append({"type": "tool", "runId": run, "toolCallId": f"c{k}", "name": "grep", "content": "hit"})
+        transcript.append({"type": "ended", "runId": run, "reason": "idle"})
+        runs.append(run)
+        if rng.random() < 0.1:
+            transcript.append({"type": "compact", "summary": "s", "throughSeq": transcript.last_seq - 2})
+        run = rng.choice(runs[-3:])
+        whole = transcript.since_last_compact()
+        assert run_exchange(run_lines(transcript.context_backwards(), run), run) == run_exchange(whole, run)
+        since = rng.randrange(transcript.last_seq)
+        assert exchange_since(transcript.context_after(since), since) == exchange_since(whole, since)
