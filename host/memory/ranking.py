@@ -62,7 +62,9 @@ class Ranking:
     names_out_of_meaning: bool = True
     """Embed the question without the names of the speakers it names (the boost brings their entries)."""
     expansion_weight: float = 0.0
-    """The vote of the words a question's category stands for (`expansion.py`) or a model's rewrite gave."""
+    """The vote of the words a question's category stands for (`expansion.py`); 0: off."""
+    rewrite_weight: float = 0.5
+    """The vote of the search words the agent's model gave for the question (`rewrite.py`), when it gave any."""
     words_floor: float = 0.0
     """Share of every prefix of the result kept for the full-text list's own order: its hit of rank r is
     never placed below position ceil(r / share), so fusion cannot bury what the words find; 0: off."""
@@ -81,6 +83,7 @@ class Ranking:
             "dense": lambda: replace(self, dense_weight=0.0),
             "time": lambda: replace(self, time_weight=0.0),
             "expansion": lambda: replace(self, expansion_weight=0.0),
+            "rewrite": lambda: replace(self, rewrite_weight=0.0),
             "speaker": lambda: replace(self, speaker_boost=0.0),
             "names-out": lambda: replace(self, names_out_of_meaning=False),
             "floor": lambda: replace(self, words_floor=0.0),
@@ -90,7 +93,7 @@ class Ranking:
         return switched[feature]()
 
 
-FEATURES = ("before", "context", "dense", "time", "expansion", "speaker", "names-out", "floor")
+FEATURES = ("before", "context", "dense", "time", "expansion", "rewrite", "speaker", "names-out", "floor")
 """The features `Ranking.without` switches off (`names-out`: the speakers' names kept in the meaning query)."""
 
 DEFAULT_RANKING = Ranking()
@@ -205,7 +208,9 @@ class Signals:
     speakers: frozenset[str] = frozenset()
     """The keys of the speakers of log entries the query names (`speakers.speaker_key`)."""
     expanded: list[Fact] = field(default_factory=list)
-    """Facts ranked by the words the question's category stands for, or a model's rewrite gave."""
+    """Facts ranked by the words the question's category stands for (`expansion.py`)."""
+    rewritten: list[Fact] = field(default_factory=list)
+    """Facts ranked by the search words a model's rewrite of the question gave (`rewrite.py`)."""
 
 
 def named_speakers(index: MemoryIndex, query: str) -> dict[str, set[str]]:
@@ -253,12 +258,11 @@ def gather_signals(
     span = named_span(query, now) if ranking.time_weight > 0 else None
     timed = _by_time(index, span, vector, words, depth, statuses, instant, excluded) if span else []
     speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
-    expanded: list[Fact] = []
-    if ranking.expansion_weight > 0:
-        wider = [term for term in dict.fromkeys([*category_terms(terms), *rewrite]) if term not in terms]
-        if wider:
-            expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking)
-    return Signals(words, meaning, timed, speakers, expanded)
+    wider = category_terms(terms) if ranking.expansion_weight > 0 else []
+    expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []
+    given = [term for term in dict.fromkeys(rewrite) if term not in terms] if ranking.rewrite_weight > 0 else []
+    rewritten = _by_words(index, given, depth, statuses, instant, exclude_ids, ranking) if given else []
+    return Signals(words, meaning, timed, speakers, expanded, rewritten)
 
 
 def _spoken_by(fact: Fact, speakers: frozenset[str]) -> bool:
@@ -301,6 +305,7 @@ def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, 
         (ranking.dense_weight, signals.meaning),
         (ranking.time_weight, signals.timed),
         (ranking.expansion_weight, signals.expanded),
+        (ranking.rewrite_weight, signals.rewritten),
     ]
     facts: dict[int, Fact] = {}
     for _, found in lists:
@@ -353,7 +358,7 @@ def rank_facts(
         now: the reference for relative times ("last week").
         vector: the query's embedding, or None (no meaning or time-by-meaning list).
         ranking: the signals' weights.
-        rewrite: search words a model gave for the question (they vote with the category words).
+        rewrite: search words a model gave for the question (`rewrite.py`): a list of their own.
     """
     if limit <= 0:
         return []

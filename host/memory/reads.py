@@ -153,7 +153,7 @@ class MemoryReads:
             as_of: only facts valid at this instant.
             exclude_ids: facts not to return (those the prompt already shows).
             ranking: the signals' weights (benchmarks switch them off one at a time).
-            rewrite: search words a model gave for the query (`rewrite.py`), voting with its category words.
+            rewrite: search words a model gave for the query (`rewrite.py`), a words list of their own.
         """
         statuses = ("live", "retracted", "superseded") if include_retracted else ("live",)
         instant = parse_instant(as_of, "asOf")
