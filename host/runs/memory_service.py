@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -47,10 +48,11 @@ from host.runs.scheduler import Run, RunManager
 from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
 from protocol.errors import JsonRpcError
+from protocol.models.agents import ModelSettings
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
 from protocol.models.memory import MemoryEvidenceLine, MemoryExtractedEvent
 
-__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since"]
+__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since", "may_rewrite"]
 
 Notify = Callable[[str, BaseModel], Awaitable[None]]
 
@@ -95,6 +97,12 @@ def run_lines(newest_first: Iterable[dict[str, Any]], run_id: str) -> list[dict[
             break
     events.reverse()
     return events
+
+
+def may_rewrite(model: ModelSettings, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a recall question is rewritten by this model: not by the embedded one (too small, and its one
+    generation lock would hold up the person's next turn), and by none with `HEARTH_RECALL_REWRITE=off`."""
+    return rewrite_enabled(environ) and offers_tools(model)
 
 
 def exchange_since(events: list[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
@@ -203,7 +211,7 @@ class MemoryService:
         """Asks the agent's model for a recall question's search words: once per question and model (cached),
         never the embedded model, and not at all with `HEARTH_RECALL_REWRITE=off`. A failed request is no
         rewrite: the search goes on with the question alone."""
-        if not rewrite_enabled() or not offers_tools(agent.settings.model):
+        if not may_rewrite(agent.settings.model):
             return None
 
         async def rewrite(question: str) -> Rewrite | None:
