@@ -21,6 +21,7 @@ Passage vectors are cached by text under --cache (derived data; a first run comp
 sets; later runs take minutes). The data is read from --locomo and --realtalk, never copied.
 
 Run: python scripts/bench_recall.py [--locomo FILE] [--realtalk DIR] [--cache DIR] [--runs 3] [--skip-latency]
+(`--help` lists the switches for a shorter run: fewer sets or conversations, no grid).
 """
 
 from __future__ import annotations
@@ -211,17 +212,8 @@ def _grid() -> list[tuple[float, ...]]:
 
 
 def _fused(config: tuple[float, ...]) -> Ranking:
-    before, context, dense, timed, speaker, k, floor, expansion = config
-    return Ranking(
-        before_weight=before,
-        context_weight=context,
-        dense_weight=dense,
-        time_weight=timed,
-        speaker_boost=speaker,
-        rrf_k=int(k),
-        words_floor=floor,
-        expansion_weight=expansion,
-    )
+    weights = dict(zip(GRID, config, strict=True))
+    return Ranking(**{**weights, "rrf_k": int(weights["rrf_k"])})
 
 
 def _config(ranking: Ranking) -> tuple[float, ...]:
@@ -402,6 +394,7 @@ def main() -> None:
     parser.add_argument("--no-grid", action="store_true", help="leave out the grid of weights")
     parser.add_argument("--skip-flat", action="store_true", help="leave out the memory of entries embedded alone")
     parser.add_argument("--sets", default="LoCoMo,REALTALK", help="the sets to measure, comma-separated")
+    parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations of each set")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hearth-bench-vectors")
     args = parser.parse_args()
     for path in (args.locomo, args.realtalk):
@@ -414,6 +407,8 @@ def main() -> None:
     locomo = DataSet("LoCoMo", load_locomo(args.locomo), "1-4", (1, 2, 3, 4))
     sets = [locomo, DataSet("REALTALK", load_realtalk(args.realtalk), "1-3", (1, 2, 3))]
     sets = [data for data in sets if data.name in args.sets.split(",")]
+    if args.conversations:
+        sets = [replace(data, conversations=data.conversations[: args.conversations]) for data in sets]
     if not args.skip_recall:
         tuned: Tuned = {}
         configs = [] if args.no_grid else _grid()
@@ -425,7 +420,7 @@ def main() -> None:
             if data.name == "LoCoMo" and configs:
                 # Other sets report the weights chosen here and the defaults, and choose nothing.
                 configs = [_best(tuned, data.headline), _config(DEFAULT_RANKING)]
-        if tuned and sets[0] is locomo:
+        if tuned and sets[0].name == locomo.name:
             _print_grid(sets, tuned, configs[0])
     if not args.skip_latency:
         bench_latency(locomo.conversations, args.runs)
