@@ -1,8 +1,8 @@
 """Who said a log entry, and which of those people a question names.
 
-A log entry that records what someone said starts with their label and a colon ("Caroline: ...", "elise: ...",
-"Fahim Khan: ...", "dana_k: ..."). A label is compared as its key (case folded), and a person is also named by
-the first part of a label of several parts ("Fahim" for "Fahim Khan", "Dana" for "dana_k"); a full name in a
+A log entry that records what someone said starts with their label and a colon ("Caroline: ...", "maren: ...",
+"Tomas Berg: ...", "dana_k: ..."). A label is compared as its key (case folded), and a person is also named by
+the first part of a label of several parts ("Tomas" for "Tomas Berg", "Dana" for "dana_k"); a full name in a
 question names a one-word label by its first word. Only labels that a standing entry has count, so a name
 nobody in the memory speaks under changes nothing. A question's lower-case words are names only when it is
 written without capitals (a cased question capitalises names); function words and headings ("Note:") never are.

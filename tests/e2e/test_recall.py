@@ -91,18 +91,18 @@ def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no
     assert len(read_after) == 1 and read_after[0][0] in standing, "Caroline's answer now reads the Lisbon entry"
 
 
-# A chat as people name themselves: a lower-case display name and a full name. Kevin's entries address them
+# A chat as people name themselves: a lower-case display name and a full name. Ravi's entries address them
 # and hold more of the questions' words; their own entries are what they said.
 CHAT = [
-    "elise: the beach trip to Miami was the best part of my winter",
-    "Kevin: Elise, your beach trip to Miami sounds amazing! Did you like Miami?",
-    "Fahim Khan: honestly the trip to Miami was fun, we went to the beach every single day",
-    "Kevin: Fahim, how was the beach trip to Miami? Tell me about Miami!",
+    "maren: the beach trip to Porto was the best part of my winter",
+    "Ravi: Maren, your beach trip to Porto sounds amazing! Did you like Porto?",
+    "Tomas Berg: honestly the trip to Porto was fun, we went to the beach every single day",
+    "Ravi: Tomas, how was the beach trip to Porto? Tell me about Porto!",
 ]
 
 
 def test_a_question_finds_what_a_lower_case_or_full_name_speaker_said_by_the_name_people_use(tmp_path: Path) -> None:
-    """Issue 23.1, through the wire: "Elise" names "elise", "Fahim" names "Fahim Khan", "Kate" names nobody."""
+    """Issue 23.1, through the wire: "Maren" names "maren", "Tomas" names "Tomas Berg", "Kate" names nobody."""
 
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
@@ -112,19 +112,19 @@ def test_a_question_finds_what_a_lower_case_or_full_name_speaker_said_by_the_nam
                 await host.call("memory.note", params)
             for n in range(12):
                 await host.call("memory.note", {"agentId": "ann", "text": f"Note {n}: the garden shed needs paint"})
-            assert (await search(host, "What did Elise say about the beach trip to Miami?"))[0] == CHAT[0]
-            assert (await search(host, "what did elise say about the beach trip to miami"))[0] == CHAT[0]
-            assert (await search(host, "What did Fahim say about the trip to Miami?"))[0] == CHAT[2]
-            assert (await search(host, "What did Kate say about the trip to Miami?"))[0] != CHAT[2], "nobody is Kate"
-            await host.idle_turn("ann", "recall: What did Elise say about the beach trip to Miami?")
+            assert (await search(host, "What did Maren say about the beach trip to Porto?"))[0] == CHAT[0]
+            assert (await search(host, "what did maren say about the beach trip to porto"))[0] == CHAT[0]
+            assert (await search(host, "What did Tomas say about the trip to Porto?"))[0] == CHAT[2]
+            assert (await search(host, "What did Kate say about the trip to Porto?"))[0] != CHAT[2], "nobody is Kate"
+            await host.idle_turn("ann", "recall: What did Maren say about the beach trip to Porto?")
 
     asyncio.run(main())
     (recalled,) = recall_results(tmp_path)
-    assert "best part of my winter" in recalled.splitlines()[1], "the model's recall finds elise's own words"
+    assert "best part of my winter" in recalled.splitlines()[1], "the model's recall finds maren's own words"
 
 
-NOVELS = "Elise: I finished three novels this week"
-BOOKWORM = "Elise: is the bookworm cafe open on Sunday?"
+NOVELS = "Maren: I finished three novels this week"
+BOOKWORM = "Maren: is the bookworm cafe open on Sunday?"
 REWRITING = [{"match": REWRITE_MARK, "on": "user", "reply": "reading, novels, books"}, *RULES]
 
 

@@ -99,20 +99,20 @@ def test_the_words_floor_keeps_the_full_text_lists_hits_however_the_other_lists_
 def test_a_reply_is_found_by_the_words_of_the_message_it_answers(store: MemoryStore) -> None:
     """Issue 23.3: "they said six" answers the entry before it, whose words the question shares."""
     chat = [
-        "Kevin: how many came to your birthday?",
-        "Paola: they said six",
-        "Paola: yes",
-        "Paola: it was lovely",
-        "Kevin: a birthday to remember, so many came",
-        "Kevin: ok",
+        "Ravi: how many came to your birthday?",
+        "Ines: they said six",
+        "Ines: yes",
+        "Ines: it was lovely",
+        "Ravi: a birthday to remember, so many came",
+        "Ravi: ok",
     ]
     notes = [NoteItem(f"note {n}: the shed needs paint") for n in range(10)]
     items = [NoteItem(text, tier="log", valid_from="2023-05-08T12:00:00") for text in chat]
     asyncio.run(store.note_many([*items, *notes], evidence=USER))
     question = "How many came to the birthday?"
     alone = [hit.fact.text for hit in store.search(question, limit=4, ranking=DEFAULT_RANKING.without("before"))]
-    assert "Paola: they said six" not in alone, "its neighbours' words alone tie it with entries further away"
+    assert "Ines: they said six" not in alone, "its neighbours' words alone tie it with entries further away"
     found = [
         hit.fact.text for hit in store.search(question, limit=4, ranking=replace(DEFAULT_RANKING, before_weight=0.5))
     ]
-    assert "Paola: they said six" in found and found[:2] == [chat[0], chat[4]], "the entries that say it stay first"
+    assert "Ines: they said six" in found and found[:2] == [chat[0], chat[4]], "the entries that say it stay first"

@@ -18,8 +18,8 @@ from host.memory.rewrite import (
 )
 
 USER = Evidence("user")
-NOVELS = "Elise: I finished three novels this week"
-OTHER = "Elise: is the bookworm cafe open on Sunday?"
+NOVELS = "Maren: I finished three novels this week"
+OTHER = "Maren: is the bookworm cafe open on Sunday?"
 QUESTION = "Is she a bookworm?"
 
 
@@ -65,10 +65,10 @@ def test_a_rewrites_words_find_what_shares_no_word_with_the_question(store: Memo
 
 def test_without_a_model_a_category_question_gets_the_words_of_its_instances(store: MemoryStore) -> None:
     """Issue 23.4's deterministic path: "what food" is answered by a turn that says lava cake."""
-    cake = "Paola: I baked a chocolate lava cake last night"
-    items = [NoteItem(cake, tier="log", valid_from="2023-05-01"), NoteItem("Paola: Kevin likes it", tier="log")]
+    cake = "Ines: I baked a chocolate lava cake last night"
+    items = [NoteItem(cake, tier="log", valid_from="2023-05-01"), NoteItem("Ines: Ravi likes it", tier="log")]
     asyncio.run(store.note_many(items, evidence=USER))
-    question = "What food does Kevin like?"
+    question = "What food does Ravi like?"
     assert cake not in [hit.fact.text for hit in store.search(question, ranking=DEFAULT_RANKING.without("expansion"))]
     assert cake in [
         hit.fact.text for hit in store.search(question, ranking=replace(DEFAULT_RANKING, expansion_weight=0.5))

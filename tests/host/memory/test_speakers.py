@@ -42,8 +42,8 @@ def test_a_speaker_is_the_label_a_log_entry_starts_with() -> None:
 
 
 def test_a_lower_case_or_display_name_label_is_a_speaker_and_a_heading_is_not() -> None:
-    """Issue 23.1: a chat whose display names are lower case ("elise"), handles ("dana_k"), or initials."""
-    assert speaker_of("elise: i went to the beach") == "elise"
+    """Issue 23.1: a chat whose display names are lower case ("maren"), handles ("dana_k"), or initials."""
+    assert speaker_of("maren: i went to the beach") == "maren"
     assert speaker_of("dana_k: see you at 6") == "dana_k"
     assert speaker_of("Mom: call me back") == "Mom"
     assert speaker_of("J.: fine") == "J."
@@ -52,8 +52,8 @@ def test_a_lower_case_or_display_name_label_is_a_speaker_and_a_heading_is_not() 
 
 
 def test_a_label_is_compared_by_its_case_folded_key_and_answers_to_its_first_part() -> None:
-    assert speaker_key("Fahim  Khan") == "fahim khan" and speaker_key("elise") == speaker_key("Elise")
-    assert name_forms("fahim khan") == {"fahim khan", "fahim"}
+    assert speaker_key("Tomas  Berg") == "tomas berg" and speaker_key("maren") == speaker_key("Maren")
+    assert name_forms("tomas berg") == {"tomas berg", "tomas"}
     assert name_forms("dana_k") == {"dana_k", "dana"}
     assert name_forms("j.") == {"j."}
     assert name_forms("mom") == {"mom"}
@@ -67,18 +67,18 @@ def test_a_question_names_people_by_runs_of_words_and_possessives() -> None:
 
 
 def test_lower_case_words_name_people_only_in_a_question_written_without_capitals() -> None:
-    assert "elise" in {c.key for c in name_candidates("what did elise say about the beach?")}
+    assert "maren" in {c.key for c in name_candidates("what did maren say about the beach?")}
     cased = {c.key for c in name_candidates("Did Sam mark the date in June?")}
     assert {"sam", "june"} <= cased and "mark" not in cased, "a cased question capitalises its names"
     assert "sam" in {c.key for c in name_candidates("Where did I meet Sam? I forgot.")}, "sentence starts and I"
 
 
 def test_a_first_name_names_a_full_name_label_and_a_full_name_names_a_one_word_label() -> None:
-    speakers = ["fahim khan", "kevin", "dana_k", "elise"]
-    named = match_speakers(name_candidates("What did Fahim tell Kevin Lee about Dana and Elise?"), speakers)
-    assert named == {"fahim khan": {"Fahim"}, "kevin": {"Kevin"}, "dana_k": {"Dana"}, "elise": {"Elise"}}
-    assert match_speakers(name_candidates("What did Fahim Khan say?"), speakers) == {
-        "fahim khan": {"Fahim Khan", "Fahim"}
+    speakers = ["tomas berg", "ravi", "dana_k", "maren"]
+    named = match_speakers(name_candidates("What did Tomas tell Ravi Lee about Dana and Maren?"), speakers)
+    assert named == {"tomas berg": {"Tomas"}, "ravi": {"Ravi"}, "dana_k": {"Dana"}, "maren": {"Maren"}}
+    assert match_speakers(name_candidates("What did Tomas Berg say?"), speakers) == {
+        "tomas berg": {"Tomas Berg", "Tomas"}
     }
     assert match_speakers(name_candidates("What did Kate say?"), speakers) == {}, "nobody speaks as Kate"
 
@@ -95,7 +95,7 @@ def test_the_meaning_query_leaves_the_names_out_but_never_everything() -> None:
     )
     assert without_names("Caroline?", ["Caroline"]) == "Caroline?"
     assert without_names("Carolines plans", ["Caroline"]) == "Carolines plans", "whole words only"
-    assert without_names("what did ELISE say?", ["Elise"]) == "what did say?", "any case"
+    assert without_names("what did MAREN say?", ["Maren"]) == "what did say?", "any case"
 
 
 def remember(store: MemoryStore, *items: NoteItem) -> None:
@@ -127,40 +127,40 @@ def test_a_retracted_speakers_only_entry_makes_them_no_speaker(store: MemoryStor
     assert [hit.fact.text for hit in store.search(QUESTION)] == [MELANIE]
 
 
-# A chat whose labels are a lower-case display name and a full name. Kevin's entries address them and hold
+# A chat whose labels are a lower-case display name and a full name. Ravi's entries address them and hold
 # more of the questions' words; their own entries are what they said.
-ELISE = "elise: the beach trip to Miami was the best part of my winter"
-TO_ELISE = "Kevin: Elise, your beach trip to Miami sounds amazing! Did you like Miami?"
-FAHIM = "Fahim Khan: honestly the trip to Miami was fun, we went to the beach every single day"
-TO_FAHIM = "Kevin: Fahim, how was the beach trip to Miami? Tell me about Miami!"
+MAREN = "maren: the beach trip to Porto was the best part of my winter"
+TO_MAREN = "Ravi: Maren, your beach trip to Porto sounds amazing! Did you like Porto?"
+TOMAS = "Tomas Berg: honestly the trip to Porto was fun, we went to the beach every single day"
+TO_TOMAS = "Ravi: Tomas, how was the beach trip to Porto? Tell me about Porto!"
 FILLER = [NoteItem(f"The user's note number {n} is about the garden and the shed") for n in range(12)]
 CHAT = [
     NoteItem(text, tier="log", valid_from=f"2023-05-0{day}T12:00:00")
-    for day, text in enumerate((ELISE, TO_ELISE, FAHIM, TO_FAHIM), 1)
+    for day, text in enumerate((MAREN, TO_MAREN, TOMAS, TO_TOMAS), 1)
 ]
 """On four days, so no entry is indexed with another's words."""
 
 
 def test_a_lower_case_or_full_name_label_is_lifted_by_the_name_a_question_uses(store: MemoryStore) -> None:
-    """Issue 23.1: "Elise" names the speaker "elise", "Fahim" the speaker "Fahim Khan"."""
+    """Issue 23.1: "Maren" names the speaker "maren", "Tomas" the speaker "Tomas Berg"."""
     remember(store, *FILLER, *CHAT)
-    elise, fahim = "What did Elise say about the beach trip to Miami?", "What did Fahim say about the trip to Miami?"
+    maren, tomas = "What did Maren say about the beach trip to Porto?", "What did Tomas say about the trip to Porto?"
     by_words = DEFAULT_RANKING.without("speaker")
-    assert [hit.fact.text for hit in store.search(elise, ranking=by_words)][0] == TO_ELISE
-    assert [hit.fact.text for hit in store.search(fahim, ranking=by_words)][0] == TO_FAHIM
-    assert [hit.fact.text for hit in store.search(elise)][0] == ELISE
-    assert [hit.fact.text for hit in store.search(elise.lower())][0] == ELISE
-    assert [hit.fact.text for hit in store.search(fahim)][0] == FAHIM
-    signals = store.recall_signals("When did Fahim Khan and Elise plan the beach trip?")
-    assert signals is not None and signals.speakers == {"fahim khan", "elise"}
+    assert [hit.fact.text for hit in store.search(maren, ranking=by_words)][0] == TO_MAREN
+    assert [hit.fact.text for hit in store.search(tomas, ranking=by_words)][0] == TO_TOMAS
+    assert [hit.fact.text for hit in store.search(maren)][0] == MAREN
+    assert [hit.fact.text for hit in store.search(maren.lower())][0] == MAREN
+    assert [hit.fact.text for hit in store.search(tomas)][0] == TOMAS
+    signals = store.recall_signals("When did Tomas Berg and Maren plan the beach trip?")
+    assert signals is not None and signals.speakers == {"tomas berg", "maren"}
 
 
 def test_a_name_that_no_standing_entry_speaks_under_lifts_nothing(store: MemoryStore) -> None:
     remember(store, *FILLER, *CHAT)
-    remember(store, NoteItem("Kate likes the beach trip to Miami best of all"))
-    signals = store.recall_signals("What did Kate say about the beach trip to Miami?")
+    remember(store, NoteItem("Kate likes the beach trip to Porto best of all"))
+    signals = store.recall_signals("What did Kate say about the beach trip to Porto?")
     assert signals is not None and signals.speakers == frozenset(), "Kate is named in a note, never a speaker"
-    question = "What did Kate say about the beach trip to Miami?"
+    question = "What did Kate say about the beach trip to Porto?"
     unlifted = [hit.fact.text for hit in store.search(question, ranking=DEFAULT_RANKING.without("speaker"))]
     assert [hit.fact.text for hit in store.search(question)] == unlifted
 
