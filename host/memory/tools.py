@@ -15,6 +15,7 @@ from typing import Any
 
 from host.memory.errors import MemoryStoreError
 from host.memory.fold import Fact
+from host.memory.query import query_terms
 from host.memory.records import TIERS, Evidence
 from host.memory.rewrite import Rewriter
 from host.memory.section import fact_line
@@ -210,7 +211,8 @@ async def _recall_rewritten(store: MemoryStore, arguments: dict[str, Any], rewri
     limit = arguments.get("limit", 8)
     if not isinstance(limit, int) or not 1 <= limit <= 50:
         raise ValueError("`limit` must be an integer from 1 to 50")
-    rewrite = await rewriter(query) if rewriter is not None else None
+    # A question without content words finds nothing whatever its rewrite says: no request for it.
+    rewrite = await rewriter(query) if rewriter is not None and query_terms(query) else None
     await store.prepare_recall(query)
     retracted = arguments.get("includeRetracted") is True
     terms = rewrite.terms if rewrite is not None else ()
