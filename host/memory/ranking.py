@@ -61,13 +61,14 @@ class Ranking:
     """A log entry spoken by someone the question names has its fused score raised by this share; 0: off."""
     names_out_of_meaning: bool = True
     """Embed the question without the names of the speakers it names (the boost brings their entries)."""
-    expansion_weight: float = 0.0
+    expansion_weight: float = 0.5
     """The vote of the words a question's category stands for (`expansion.py`); 0: off."""
     rewrite_weight: float = 0.5
     """The vote of the search words the agent's model gave for the question (`rewrite.py`), when it gave any."""
     words_floor: float = 0.0
-    """Share of every prefix of the result kept for the full-text list's own order: its hit of rank r is
-    never placed below position ceil(r / share), so fusion cannot bury what the words find; 0: off."""
+    """Share of every prefix of the result kept for plain BM25's order (a fact's own words, no log context):
+    its hit of rank r is never placed below position ceil(r / share), so fusion cannot bury what the words
+    alone find; 0: off."""
     dense_floor: float = 0.8
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
@@ -211,6 +212,8 @@ class Signals:
     """Facts ranked by the words the question's category stands for (`expansion.py`)."""
     rewritten: list[Fact] = field(default_factory=list)
     """Facts ranked by the search words a model's rewrite of the question gave (`rewrite.py`)."""
+    plain: list[Fact] | None = None
+    """Facts ranked by their own words alone (no log context), for the words floor; None: as `words`."""
 
 
 def named_speakers(index: MemoryIndex, query: str) -> dict[str, set[str]]:
@@ -262,7 +265,11 @@ def gather_signals(
     expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []
     given = [term for term in dict.fromkeys(rewrite) if term not in terms] if ranking.rewrite_weight > 0 else []
     rewritten = _by_words(index, given, depth, statuses, instant, exclude_ids, ranking) if given else []
-    return Signals(words, meaning, timed, speakers, expanded, rewritten)
+    plain = None
+    if ranking.words_floor > 0 and (ranking.before_weight > 0 or ranking.context_weight > 0):
+        alone = replace(ranking, before_weight=0.0, context_weight=0.0)
+        plain = _by_words(index, terms, depth, statuses, instant, exclude_ids, alone)
+    return Signals(words, meaning, timed, speakers, expanded, rewritten, plain)
 
 
 def _spoken_by(fact: Fact, speakers: frozenset[str]) -> bool:
@@ -298,7 +305,7 @@ def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, 
     """Fuse the signals by weighted reciprocal rank, one fact per content signature, at most `limit`.
 
     When the query names speakers, their log entries' fused scores are raised by `speaker_boost`. With a
-    `words_floor`, the full-text list's hits keep places of their own in every prefix of the result.
+    `words_floor`, plain BM25's hits keep places of their own in every prefix of the result.
     """
     lists = [
         (1.0, signals.words),
@@ -328,7 +335,12 @@ def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, 
             scores[seq] = score
     order = list(scores)
     if ranking.words_floor > 0:
-        words = list(dict.fromkeys(kept[fact.sig or fact.id] for fact in signals.words))
+        plain = signals.words if signals.plain is None else signals.plain
+        for fact in plain:  # a plain hit no list voted for is still owed its place, with no fused score
+            if (fact.sig or fact.id) not in kept:
+                kept[fact.sig or fact.id] = fact.seq
+                facts[fact.seq], scores[fact.seq] = fact, 0.0
+        words = list(dict.fromkeys(kept[fact.sig or fact.id] for fact in plain))
         order = _with_floor(order, words, ranking.words_floor, limit)
     return [(facts[seq], scores[seq]) for seq in order[:limit]]
 

@@ -94,6 +94,9 @@ def test_the_words_floor_keeps_the_full_text_lists_hits_however_the_other_lists_
     for limit in range(1, 7):
         kept = [fact for fact, _ in combine(signals, replace(loud, words_floor=0.5), limit)]
         assert len(kept) == limit and set(words[: limit // 2]) <= set(kept)
+    # With log context, the floor keeps plain BM25's order (a fact's own words), even for a fact no list voted for.
+    diluted = Signals(words=others, meaning=others, timed=others, plain=words)
+    assert [fact for fact, _ in combine(diluted, replace(loud, words_floor=0.5), 4)][1::2] == words
 
 
 def test_a_reply_is_found_by_the_words_of_the_message_it_answers(store: MemoryStore) -> None:
