@@ -4,7 +4,7 @@ LoCoMo (Maharana et al., 2024; snap-research/locomo, `data/locomo10.json`, CC BY
 written by language models, 5,882 turns, 1,986 questions with evidence turns. REALTALK (Lee et al., 2025,
 "REALTALK: A 21-Day Real-World Dataset for Long-Term Conversation"; github.com/danny911kr/REALTALK, the
 `data/Chat_*.json` files): ten chats between real people over 21 days in a messaging app, 8,944 messages,
-728 questions with evidence messages in LoCoMo's categories 1-3. Its repository states no licence, so
+728 questions in LoCoMo's categories 1-3, 695 of them with evidence messages. Its repository states no licence, so
 neither set is copied into this project: both are read from where they were put (see docs/memory.md).
 """
 
