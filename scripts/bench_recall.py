@@ -201,6 +201,8 @@ class DataSet:
 def _variants() -> dict[str, Ranking]:
     variants = {DEFAULT: DEFAULT_RANKING}
     for feature in FEATURES:
+        if feature == "rewrite":
+            continue  # no model runs here, so a rewrite never votes
         changed = DEFAULT_RANKING.without(feature)
         if changed != DEFAULT_RANKING:
             variants[f"- {feature}"] = changed
