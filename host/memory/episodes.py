@@ -1,9 +1,10 @@
-"""Log episodes: a `log` entry is also indexed with the words of its nearest standing neighbours of the same day.
+"""Log episodes: a `log` entry is also indexed with the words of the entry before it and of its neighbours.
 
-An episode is the log entries of one valid-time day, in seq order. A log entry's context is the text of the
-NEIGHBOURS nearest standing (live, confirmed, with text) entries on each side; notes and profile facts have
-none. Contexts are kept current write by write and equal what a rebuild computes from scratch, so a
-retracted or erased entry's words leave its neighbours' contexts with it.
+An episode is the log entries of one valid-time day, in seq order. A log entry's `before` is the text of the
+standing (live, confirmed, with text) entry just before it: what a reply answers, the words-side twin of the
+entry its vector reads (`vectors.py`). Its context is the text of the NEIGHBOURS nearest standing entries on
+each side; notes and profile facts have neither. Both are kept current write by write and equal what a
+rebuild computes from scratch, so a retracted or erased entry's words leave its neighbours' rows with it.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 import sqlite3
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from host.memory.fold import Fact
 from host.memory.query import index_body
 
-__all__ = ["NEIGHBOURS", "episode_of", "contexts", "EpisodeContexts"]
+__all__ = ["NEIGHBOURS", "Context", "episode_of", "contexts", "EpisodeContexts"]
 
 NEIGHBOURS = 2
 """Log entries on each side whose words a log entry is also indexed with."""
+
+_UPDATE = "UPDATE fts SET before = ?, context = ? WHERE rowid = ?"
 
 FactQuery = Callable[[str, Sequence[Any], str], list[Fact]]
 """`(where, params, tail)` -> facts: the index's fact lookup."""
@@ -34,18 +37,26 @@ def _standing(fact: Fact) -> bool:
     return fact.status == "live" and fact.trust == "confirmed" and fact.text is not None
 
 
-def contexts(episode: Sequence[Fact]) -> dict[int, str]:
-    """The context text of every log entry of one episode (in seq order) that has text."""
+class Context(NamedTuple):
+    """The indexed words a log entry is read with: the entry just before it, and its neighbours."""
+
+    before: str
+    near: str
+
+
+def contexts(episode: Sequence[Fact]) -> dict[int, Context]:
+    """The context of every log entry of one episode (in seq order) that has text."""
     standing = [fact for fact in episode if _standing(fact) and fact.text]
     seqs = [fact.seq for fact in standing]
-    out: dict[int, str] = {}
+    out: dict[int, Context] = {}
     for fact in episode:
         if fact.text is None:
             continue
         at = bisect_left(seqs, fact.seq)
         after = at + 1 if at < len(seqs) and seqs[at] == fact.seq else at
         near = standing[max(0, at - NEIGHBOURS) : at] + standing[after : after + NEIGHBOURS]
-        out[fact.seq] = " ".join(index_body(f.text or "") for f in near)
+        before = index_body(standing[at - 1].text or "") if at > 0 else ""
+        out[fact.seq] = Context(before, " ".join(index_body(f.text or "") for f in near))
     return out
 
 
@@ -90,7 +101,7 @@ class EpisodeContexts:
                 between += _standing(fact)
         for fact in near:
             if fact.seq in text:
-                self._db.execute("UPDATE fts SET context = ? WHERE rowid = ?", (text[fact.seq], fact.seq))
+                self._db.execute(_UPDATE, (*text[fact.seq], fact.seq))
 
     def fill(self, facts: Iterable[Fact]) -> None:
         """Set the context of every log entry from scratch (after a rebuild)."""
@@ -101,5 +112,5 @@ class EpisodeContexts:
                 episodes.setdefault(episode, []).append(fact)
         for members in episodes.values():
             members.sort(key=lambda fact: fact.seq)
-            rows = [(text, seq) for seq, text in contexts(members).items()]
-            self._db.executemany("UPDATE fts SET context = ? WHERE rowid = ?", rows)
+            rows = [(*context, seq) for seq, context in contexts(members).items()]
+            self._db.executemany(_UPDATE, rows)

@@ -25,14 +25,14 @@ from host.memory.fold import TIER_RANK, Effect, Fact
 from host.memory.index_queries import FACT_COLUMNS, IndexQueries
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
-from host.memory.speakers import speaker_of
+from host.memory.speakers import speaker_key, speaker_of
 from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
 
 __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
 DEFAULT_EMBEDDER = "default"
 """`MemoryIndex(embedder=...)` default: the process-wide embedder (`default_embedder()`)."""
@@ -54,7 +54,7 @@ CREATE INDEX IF NOT EXISTS facts_episode ON facts(episode, seq) WHERE episode IS
 CREATE INDEX IF NOT EXISTS facts_speaker ON facts(speaker) WHERE speaker IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_valid ON facts(valid_from) WHERE status = 'live' AND trust = 'confirmed';
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, before, context, tokenize='{FTS_TOKENIZER}');
 {VECTOR_SCHEMA}
 """
 
@@ -62,7 +62,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, context, tokenize='{FTS_
 def _fact_to_row(fact: Fact) -> tuple[Any, ...]:
     values = [getattr(fact, name) for name in FACT_COLUMNS]
     values[FACT_COLUMNS.index("conflicts_with")] = ",".join(fact.conflicts_with) or None
-    speaker = speaker_of(fact.text) if fact.tier == "log" else None
+    label = speaker_of(fact.text) if fact.tier == "log" else None
+    speaker = None if label is None else speaker_key(label)
     return (*values, TIER_RANK.get(fact.tier, 9), episode_of(fact), speaker)
 
 
@@ -181,7 +182,7 @@ class MemoryIndex(IndexQueries):
             self._db.execute(f"INSERT OR REPLACE INTO facts({columns}) VALUES ({marks})", _fact_to_row(fact))
             if (new_seq is None or fact.seq == new_seq) and fact.text is not None:
                 self._db.execute(
-                    "INSERT INTO fts(rowid, body, context) VALUES (?, ?, '')",
+                    "INSERT INTO fts(rowid, body, before, context) VALUES (?, ?, '', '')",
                     (fact.seq, index_body(fact.text, fact.key)),
                 )
         self.vectors.track(facts)

@@ -128,10 +128,23 @@ class IndexQueries:
             return [], 0
         return self._facts(where, params, f"ORDER BY seq DESC LIMIT {int(limit)}"), int(total)
 
-    def speakers_among(self, names: Sequence[str]) -> set[str]:
-        """Those of `names` that begin a standing log entry as its speaker ("Name: ...")."""
+    def speakers_among(self, keys: Iterable[str]) -> set[str]:
+        """Those of the speaker `keys` (`speakers.speaker_key`) that speak a standing log entry ("Name: ...")."""
         sql = f"SELECT EXISTS(SELECT 1 FROM facts WHERE speaker = ? AND {_STANDS_NOW})"
-        return {name for name in names if self._db.execute(sql, (name,)).fetchone()[0]}
+        return {key for key in keys if self._db.execute(sql, (key,)).fetchone()[0]}
+
+    def speaker_keys(self, limit: int) -> list[str]:
+        """The distinct speaker keys of log entries, standing or not, at most `limit` (in key order).
+
+        Each is found by one probe of the speaker index past the one before it, so the cost follows the
+        number of speakers, not of their entries.
+        """
+        sql = (
+            "WITH RECURSIVE s(k) AS (SELECT min(speaker) FROM facts WHERE speaker IS NOT NULL "
+            "UNION ALL SELECT (SELECT min(speaker) FROM facts WHERE speaker > s.k) FROM s WHERE s.k IS NOT NULL) "
+            f"SELECT k FROM s WHERE k IS NOT NULL LIMIT {int(limit)}"
+        )
+        return [str(row[0]) for row in self._db.execute(sql)]
 
     def document_frequencies(self, words: Sequence[str], cap: int) -> list[int]:
         """How many indexed facts hold each word, counted no higher than `cap` + 1 (so the cost is bounded)."""
@@ -151,6 +164,7 @@ class IndexQueries:
         instant: str | None,
         newest_first: bool = False,
         exclude_ids: Sequence[str] = (),
+        before_weight: float = 0.0,
         context_weight: float = 0.3,
     ) -> list[tuple[Fact, float]]:
         """Confirmed facts matching an FTS5 expression with their BM25 score (lower is better), best first.
@@ -158,10 +172,11 @@ class IndexQueries:
         The full-text index ranks first and only its best rows are looked up among the facts, widening the
         window when too many of them are filtered out. With `newest_first` the newest matches come newest
         first, unscored (0.0): BM25 reads every match of each word to weigh it, which this mode avoids.
-        `context_weight` is the BM25 weight of a log entry's neighbours' words against its own (1.0).
+        `before_weight` and `context_weight` are the BM25 weights of the words of a log entry's entry before it
+        and of its neighbours (`episodes.py`), against its own (1.0).
         """
         order = "rowid DESC" if newest_first else "score"
-        score = "0.0" if newest_first else f"bm25(fts, 1.0, {float(context_weight)})"
+        score = "0.0" if newest_first else f"bm25(fts, 1.0, {float(before_weight)}, {float(context_weight)})"
         skip = ""
         if exclude_ids:
             skip = f"AND rowid NOT IN (SELECT seq FROM facts WHERE id IN ({', '.join('?' * len(exclude_ids))}))"

@@ -11,15 +11,17 @@ embedder (or with a weight of 0) the full-text list alone decides, as before fus
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from host.memory.embedder import Vectors
+from host.memory.expansion import category_terms
 from host.memory.fold import Fact, valid_at
 from host.memory.index import MemoryIndex
 from host.memory.query import match_expression, query_terms
-from host.memory.speakers import name_candidates, speaker_of, without_names
+from host.memory.speakers import match_speakers, name_candidates, speaker_key, speaker_of, without_names
 from host.memory.timespan import Span, named_span
 from host.rank_fusion import fuse
 
@@ -40,12 +42,16 @@ COMMON_TERM_FACTS = 300
 """A query word held by more facts than this is left out of ranking while rarer words remain (bounded cost)."""
 COMMON_ONLY_WINDOW = 4
 """When every query word is common, `limit` x this many newest matches are ranked (by words shared)."""
+MAX_SPEAKERS = 500
+"""Speakers whose name forms a query is compared with; past this many, a query names a speaker by its key alone."""
 
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
     """The weights of recall's signals. The defaults and how they were chosen are in docs/memory.md."""
 
+    before_weight: float = 0.0
+    """BM25 weight of the words of the entry a log entry follows (what a reply answers); 0: off."""
     context_weight: float = 0.3
     """BM25 weight of a log entry's neighbours' words against its own (1.0); 0 switches log context off."""
     dense_weight: float = 1.0
@@ -56,6 +62,14 @@ class Ranking:
     """A log entry spoken by someone the question names has its fused score raised by this share; 0: off."""
     names_out_of_meaning: bool = True
     """Embed the question without the names of the speakers it names (the boost brings their entries)."""
+    expansion_weight: float = 0.5
+    """The vote of the words a question's category stands for (`expansion.py`); 0: off."""
+    rewrite_weight: float = 0.5
+    """The vote of the search words the agent's model gave for the question (`rewrite.py`), when it gave any."""
+    words_floor: float = 0.0
+    """Share of every prefix of the result kept for plain BM25's order (a fact's own words, no log context):
+    its hit of rank r is never placed below position ceil(r / share), so fusion cannot bury what the words
+    alone find; 0: off."""
     dense_floor: float = 0.8
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
@@ -64,20 +78,25 @@ class Ranking:
     """Facts each signal ranks (at least `limit`)."""
 
     def without(self, feature: str) -> Ranking:
-        """This ranking with one feature switched off, for ablations: `context`, `dense`, `time`, `speaker` or
-        `names-out` (the speakers' names kept in the meaning query)."""
-        if feature == "context":
-            return replace(self, context_weight=0.0)
-        if feature == "dense":
-            return replace(self, dense_weight=0.0)
-        if feature == "time":
-            return replace(self, time_weight=0.0)
-        if feature == "speaker":
-            return replace(self, speaker_boost=0.0)
-        if feature == "names-out":
-            return replace(self, names_out_of_meaning=False)
-        raise ValueError(f"no ranking feature {feature!r}")
+        """This ranking with one feature switched off, for ablations: one of `FEATURES`."""
+        switched = {
+            "before": lambda: replace(self, before_weight=0.0),
+            "context": lambda: replace(self, context_weight=0.0),
+            "dense": lambda: replace(self, dense_weight=0.0),
+            "time": lambda: replace(self, time_weight=0.0),
+            "expansion": lambda: replace(self, expansion_weight=0.0),
+            "rewrite": lambda: replace(self, rewrite_weight=0.0),
+            "speaker": lambda: replace(self, speaker_boost=0.0),
+            "names-out": lambda: replace(self, names_out_of_meaning=False),
+            "floor": lambda: replace(self, words_floor=0.0),
+        }
+        if feature not in switched:
+            raise ValueError(f"no ranking feature {feature!r}")
+        return switched[feature]()
 
+
+FEATURES = ("before", "context", "dense", "time", "expansion", "rewrite", "speaker", "names-out", "floor")
+"""The features `Ranking.without` switches off (`names-out`: the speakers' names kept in the meaning query)."""
 
 DEFAULT_RANKING = Ranking()
 
@@ -117,6 +136,7 @@ def _by_words(
         instant=instant,
         newest_first=not rare,
         exclude_ids=exclude_ids,
+        before_weight=ranking.before_weight,
         context_weight=ranking.context_weight,
     )
     if not rare:
@@ -177,19 +197,33 @@ class Signals:
     meaning: list[Fact]
     timed: list[Fact]
     speakers: frozenset[str] = frozenset()
-    """The speakers of log entries the query names."""
+    """The keys of the speakers of log entries the query names (`speakers.speaker_key`)."""
+    expanded: list[Fact] = field(default_factory=list)
+    """Facts ranked by the words the question's category stands for (`expansion.py`)."""
+    rewritten: list[Fact] = field(default_factory=list)
+    """Facts ranked by the search words a model's rewrite of the question gave (`rewrite.py`)."""
+    plain: list[Fact] | None = None
+    """Facts ranked by their own words alone (no log context), for the words floor; None: as `words`."""
 
 
-def named_speakers(index: MemoryIndex, query: str) -> set[str]:
-    """The people `query` names whose words the log holds (as "Name: ..." entries)."""
-    return index.speakers_among(name_candidates(query))
+def named_speakers(index: MemoryIndex, query: str) -> dict[str, set[str]]:
+    """The speakers (by key) of standing log entries that `query` names, each with the words that name them."""
+    candidates = name_candidates(query)
+    if not candidates:
+        return {}
+    keys = index.speaker_keys(MAX_SPEAKERS + 1)
+    if len(keys) > MAX_SPEAKERS:
+        keys = [candidate.key for candidate in candidates]  # too many labels to compare forms: exact keys only
+    named = match_speakers(candidates, keys)
+    standing = index.speakers_among(named)
+    return {key: written for key, written in named.items() if key in standing}
 
 
 def meaning_query(index: MemoryIndex, query: str, ranking: Ranking = DEFAULT_RANKING) -> str:
     """The text embedded to rank by meaning: `query` without the names of the speakers it names."""
     if not ranking.names_out_of_meaning:
         return query
-    return without_names(query, named_speakers(index, query))
+    return without_names(query, {name for names in named_speakers(index, query).values() for name in names})
 
 
 def gather_signals(
@@ -203,6 +237,7 @@ def gather_signals(
     now: datetime,
     vector: Vectors | None,
     ranking: Ranking = DEFAULT_RANKING,
+    rewrite: Sequence[str] = (),
 ) -> Signals | None:
     """Rank the visible facts by each signal (None: the query has no content words). See `rank_facts`."""
     terms = query_terms(query)
@@ -216,20 +251,63 @@ def gather_signals(
     span = named_span(query, now) if ranking.time_weight > 0 else None
     timed = _by_time(index, span, vector, words, depth, statuses, instant, excluded) if span else []
     speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
-    return Signals(words, meaning, timed, speakers)
+    wider = category_terms(terms) if ranking.expansion_weight > 0 else []
+    expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []
+    given = [term for term in dict.fromkeys(rewrite) if term not in terms] if ranking.rewrite_weight > 0 else []
+    rewritten = _by_words(index, given, depth, statuses, instant, exclude_ids, ranking) if given else []
+    plain = None
+    if ranking.words_floor > 0 and (ranking.before_weight > 0 or ranking.context_weight > 0):
+        alone = replace(ranking, before_weight=0.0, context_weight=0.0)
+        plain = _by_words(index, terms, depth, statuses, instant, exclude_ids, alone)
+    return Signals(words, meaning, timed, speakers, expanded, rewritten, plain)
 
 
 def _spoken_by(fact: Fact, speakers: frozenset[str]) -> bool:
-    return fact.tier == "log" and speaker_of(fact.text) in speakers
+    label = speaker_of(fact.text) if fact.tier == "log" else None
+    return label is not None and speaker_key(label) in speakers
+
+
+def _with_floor(fused: list[int], words: list[int], share: float, limit: int) -> list[int]:
+    """`fused` (seqs best first) with each of the first `words` placed no lower than ceil(rank / share)."""
+    placed: list[int] = []
+    taken: set[int] = set()
+    owed = iter(words)
+    due = next(owed, None)
+    rest = iter(fused)
+    while len(placed) < limit:
+        while due is not None and due in taken:
+            due = next(owed, None)
+        # The words hit due soonest takes this place when its deadline has come; otherwise fusion's next one.
+        if due is not None and math.ceil((words.index(due) + 1) / share) <= len(placed) + 1:
+            chosen: int | None = due
+        else:
+            chosen = next((seq for seq in rest if seq not in taken), None)
+            if chosen is None:
+                chosen = due
+        if chosen is None:
+            break
+        placed.append(chosen)
+        taken.add(chosen)
+    return placed
 
 
 def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, float]]:
     """Fuse the signals by weighted reciprocal rank, one fact per content signature, at most `limit`.
 
-    When the query names speakers, their log entries' fused scores are raised by `speaker_boost`.
+    When the query names speakers, their log entries' fused scores are raised by `speaker_boost`. With a
+    `words_floor`, plain BM25's hits keep places of their own in every prefix of the result.
     """
-    lists = [(1.0, signals.words), (ranking.dense_weight, signals.meaning), (ranking.time_weight, signals.timed)]
-    facts = {fact.seq: fact for _, found in lists for fact in found}
+    lists = [
+        (1.0, signals.words),
+        (ranking.dense_weight, signals.meaning),
+        (ranking.time_weight, signals.timed),
+        (ranking.expansion_weight, signals.expanded),
+        (ranking.rewrite_weight, signals.rewritten),
+    ]
+    facts: dict[int, Fact] = {}
+    for _, found in lists:
+        for fact in found:
+            facts.setdefault(fact.seq, fact)
     fused = fuse([(weight, [fact.seq for fact in found]) for weight, found in lists], ranking.rrf_k)
     if signals.speakers and ranking.speaker_boost > 0:
         lift = 1.0 + ranking.speaker_boost
@@ -237,17 +315,24 @@ def combine(signals: Signals, ranking: Ranking, limit: int) -> list[tuple[Fact, 
     # A tie goes to the fact whose own words match best (a neighbour's context can tie with it), then the newest.
     by_words = {fact.seq: rank for rank, fact in enumerate(signals.words)}
     fused.sort(key=lambda item: (-item[1], by_words.get(item[0], len(by_words)), -item[0]))
-    hits: list[tuple[Fact, float]] = []
-    seen: set[str] = set()
+    # One fact per content signature, in both lists, before the floor places them.
+    scores: dict[int, float] = {}
+    kept: dict[str, int] = {}
     for seq, score in fused:
-        fact = facts[seq]
-        if (fact.sig or fact.id) in seen:
-            continue
-        seen.add(fact.sig or fact.id)
-        hits.append((fact, score))
-        if len(hits) == limit:
-            break
-    return hits
+        signature = facts[seq].sig or facts[seq].id
+        if signature not in kept:
+            kept[signature] = seq
+            scores[seq] = score
+    order = list(scores)
+    if ranking.words_floor > 0:
+        plain = signals.words if signals.plain is None else signals.plain
+        for fact in plain:  # a plain hit no list voted for is still owed its place, with no fused score
+            if (fact.sig or fact.id) not in kept:
+                kept[fact.sig or fact.id] = fact.seq
+                facts[fact.seq], scores[fact.seq] = fact, 0.0
+        words = list(dict.fromkeys(kept[fact.sig or fact.id] for fact in plain))
+        order = _with_floor(order, words, ranking.words_floor, limit)
+    return [(facts[seq], scores[seq]) for seq in order[:limit]]
 
 
 def rank_facts(
@@ -261,6 +346,7 @@ def rank_facts(
     now: datetime,
     vector: Vectors | None,
     ranking: Ranking = DEFAULT_RANKING,
+    rewrite: Sequence[str] = (),
 ) -> list[tuple[Fact, float]]:
     """The facts that best answer `query`, best first, with their fused score, one per content signature.
 
@@ -274,6 +360,7 @@ def rank_facts(
         now: the reference for relative times ("last week").
         vector: the query's embedding, or None (no meaning or time-by-meaning list).
         ranking: the signals' weights.
+        rewrite: search words a model gave for the question (`rewrite.py`): a list of their own.
     """
     if limit <= 0:
         return []
@@ -287,5 +374,6 @@ def rank_facts(
         now=now,
         vector=vector,
         ranking=ranking,
+        rewrite=rewrite,
     )
     return [] if signals is None else combine(signals, ranking, limit)

@@ -147,6 +147,7 @@ class MemoryReads:
         as_of: str | None = None,
         exclude_ids: Sequence[str] = (),
         ranking: Ranking = DEFAULT_RANKING,
+        rewrite: Sequence[str] = (),
     ) -> list[SearchHit]:
         """Recall over confirmed facts by words, meaning and named time: the path `memory_recall` and
         `memory.search` share (`host/memory/ranking.py` ranks).
@@ -158,6 +159,7 @@ class MemoryReads:
             as_of: only facts valid at this instant.
             exclude_ids: facts not to return (those the prompt already shows).
             ranking: the signals' weights (benchmarks switch them off one at a time).
+            rewrite: search words a model gave for the query (`rewrite.py`), a words list of their own.
         """
         statuses = ("live", "retracted", "superseded") if include_retracted else ("live",)
         instant = parse_instant(as_of, "asOf")
@@ -171,6 +173,7 @@ class MemoryReads:
             now=self._clock(),
             vector=self._query_vector(query, ranking),
             ranking=ranking,
+            rewrite=rewrite,
         )
         return [SearchHit(fact, score) for fact, score in found]
 
@@ -182,7 +185,9 @@ class MemoryReads:
             return None
         return QUERY_VECTORS.get(embedder, meaning_query(self._index, query, ranking))
 
-    def recall_signals(self, query: str, *, ranking: Ranking = DEFAULT_RANKING) -> Signals | None:
+    def recall_signals(
+        self, query: str, *, ranking: Ranking = DEFAULT_RANKING, rewrite: Sequence[str] = ()
+    ) -> Signals | None:
         """Each signal's ranked facts for `query` before fusion (benchmarks fuse them under many weights)."""
         vector = self._query_vector(query, ranking)
         return gather_signals(
@@ -195,6 +200,7 @@ class MemoryReads:
             now=self._clock(),
             vector=vector,
             ranking=ranking,
+            rewrite=rewrite,
         )
 
     def wait_embedded(self, timeout: float) -> bool:

@@ -15,7 +15,9 @@ from typing import Any
 
 from host.memory.errors import MemoryStoreError
 from host.memory.fold import Fact
+from host.memory.query import query_terms
 from host.memory.records import TIERS, Evidence
+from host.memory.rewrite import Rewriter
 from host.memory.section import fact_line
 from host.memory.store import MemoryStore
 from host.memory.trust import Provenance, may_reassert, note_basis, retraction_waits
@@ -200,13 +202,23 @@ async def _note(store: MemoryStore, arguments: dict[str, Any], evidence: Evidenc
 
 
 async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
+    return await _recall_rewritten(store, arguments, None)
+
+
+async def _recall_rewritten(store: MemoryStore, arguments: dict[str, Any], rewriter: Rewriter | None) -> str:
+    """memory_recall, its question widened by the words the agent's model gives for it (when there is one)."""
     query = _text(arguments, "query") or ""
     limit = arguments.get("limit", 8)
     if not isinstance(limit, int) or not 1 <= limit <= 50:
         raise ValueError("`limit` must be an integer from 1 to 50")
+    # A question without content words finds nothing whatever its rewrite says: no request for it.
+    rewrite = await rewriter(query) if rewriter is not None and query_terms(query) else None
     await store.prepare_recall(query)
-    hits = store.search(query, limit=limit, include_retracted=arguments.get("includeRetracted") is True)
-    return _recall_reply([hit.fact for hit in hits], query)
+    retracted = arguments.get("includeRetracted") is True
+    terms = rewrite.terms if rewrite is not None else ()
+    hits = store.search(query, limit=limit, include_retracted=retracted, rewrite=terms)
+    reply = _recall_reply([hit.fact for hit in hits], query)
+    return f"{reply}\n{rewrite.footer()}" if rewrite is not None and rewrite.terms else reply
 
 
 async def _correct(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
@@ -272,7 +284,13 @@ def memory_tool_definitions() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 async def run_memory_tool(
-    store: MemoryStore, name: str, arguments: dict[str, Any], evidence: Evidence, *, provenance: Provenance
+    store: MemoryStore,
+    name: str,
+    arguments: dict[str, Any],
+    evidence: Evidence,
+    *,
+    provenance: Provenance,
+    rewriter: Rewriter | None = None,
 ) -> tuple[str, bool]:
     """Run one memory tool call for the model.
 
@@ -282,6 +300,7 @@ async def run_memory_tool(
         arguments: the parsed arguments from the model.
         evidence: the writer (normally `agent`), transcript seq and tool call id; its basis is decided here.
         provenance: what the run has read (the user's words, untrusted sources), as the host recorded it.
+        rewriter: asks the agent's model for a recall question's search words (`rewrite.py`); None: never.
 
     Returns:
         (content for the model, whether it is an error).
@@ -290,6 +309,8 @@ async def run_memory_tool(
     if tool is None:
         return f"Unknown memory tool {name!r}.", True
     try:
+        if tool.name == "memory_recall":
+            return await _recall_rewritten(store, arguments, rewriter), False
         return await tool.run(store, arguments, evidence, provenance), False
     except ValueError as exc:
         return f"Invalid arguments: {exc}.", True

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,14 +34,25 @@ from host.memory import (
     worth_extracting,
 )
 from host.memory.embedder import default_embedder
+from host.memory.rewrite import (
+    REWRITE_OUTPUT_TOKENS,
+    REWRITE_SECONDS,
+    Rewrite,
+    RewriteCache,
+    Rewriter,
+    rewrite_enabled,
+    rewrite_prompt,
+    rewrite_terms,
+)
 from host.runs.scheduler import Run, RunManager
 from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
 from protocol.errors import JsonRpcError
-from protocol.models.kernel import ChatMessage, ToolCallParams, ToolCallResult, ToolSpec
+from protocol.models.agents import ModelSettings
+from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
 from protocol.models.memory import MemoryEvidenceLine, MemoryExtractedEvent
 
-__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since"]
+__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since", "may_rewrite"]
 
 Notify = Callable[[str, BaseModel], Awaitable[None]]
 
@@ -85,6 +97,12 @@ def run_lines(newest_first: Iterable[dict[str, Any]], run_id: str) -> list[dict[
             break
     events.reverse()
     return events
+
+
+def may_rewrite(model: ModelSettings, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a recall question is rewritten by this model: not by the embedded one (too small, and its one
+    generation lock would hold up the person's next turn), and by none with `HEARTH_RECALL_REWRITE=off`."""
+    return rewrite_enabled(environ) and offers_tools(model)
 
 
 def exchange_since(events: list[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
@@ -141,6 +159,7 @@ class MemoryService:
         self._again: set[str] = set()  # agents whose turns ended during it: one more extraction follows
         self._through: dict[str, int] = {}  # the last transcript seq each agent's extraction covered
         self._turns: dict[str, int] = {}  # completed turns since the last extraction
+        self._rewrites = RewriteCache()
         self.definitions = [
             ToolSpec(name=name, description=description, input_schema=schema)
             for name, description, schema in memory_tool_definitions()
@@ -179,9 +198,49 @@ class MemoryService:
         # Brought up to date for every call: a tool result that arrived since the last memory call counts.
         provenance = self._planner.contexts.of(agent.agent_id).provenance.provenance(transcript)
         content, is_error = await run_memory_tool(
-            self.hub.get(agent.agent_id), params.name, params.arguments, evidence, provenance=provenance
+            self.hub.get(agent.agent_id),
+            params.name,
+            params.arguments,
+            evidence,
+            provenance=provenance,
+            rewriter=self._rewriter(agent),
         )
         return ToolCallResult(content=content, is_error=is_error)
+
+    def _rewriter(self, agent: Agent) -> Rewriter | None:
+        """Asks the agent's model for a recall question's search words: once per question and model (cached),
+        never the embedded model, and not at all with `HEARTH_RECALL_REWRITE=off`. A failed request is no
+        rewrite: the search goes on with the question alone."""
+        if not may_rewrite(agent.settings.model):
+            return None
+
+        async def rewrite(question: str) -> Rewrite | None:
+            try:
+                spec = self._planner.resolve_model(agent)
+                model = f"{spec.provider}/{spec.name}/{spec.base_url}"
+                found = self._rewrites.get(model, question)
+                if found is not None:
+                    return found
+                request = [ChatMessage(role="user", content=rewrite_prompt(question))]
+                params = SummarizeParams(messages=request, model=spec, max_output_tokens=REWRITE_OUTPUT_TOKENS)
+                async with asyncio.timeout(REWRITE_SECONDS):
+                    result = await self._summarize(params)
+            except (JsonRpcError, TimeoutError) as exc:
+                logger.warning("recall rewrite for %s skipped: %s", agent.agent_id, str(exc) or "it took too long")
+                return None
+            usage = result.usage
+            made = Rewrite(rewrite_terms(result.text, question), usage.input_tokens, usage.output_tokens)
+            self._rewrites.put(model, question, made)
+            logger.info(
+                "recall rewrite for %s: %d words; %d input tokens, %d output tokens",
+                agent.agent_id,
+                len(made.terms),
+                usage.input_tokens,
+                usage.output_tokens,
+            )
+            return made
+
+        return rewrite
 
     def evidence_line(self, agent_id: str, seq: int, *, max_chars: int = 2000) -> MemoryEvidenceLine | None:
         """The transcript line at `seq`, quoted (bounded) with who said it, or None when there is none."""

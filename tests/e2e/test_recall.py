@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from host.memory.embedder import SWITCH
+from host.memory.rewrite import REWRITE_MARK
+from host.memory.rewrite import SWITCH as REWRITE_SWITCH
 from tests.support.host_process import HostProcess, scripted_model
 
 HOME = "Her home is in Lisbon, near the river."
@@ -91,3 +93,69 @@ def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no
         read_after = db.execute("SELECT after FROM vectors WHERE after IS NOT NULL").fetchall()
         standing = {row[0] for row in db.execute("SELECT seq FROM facts WHERE status = 'live' AND text IS NOT NULL")}
     assert len(read_after) == 1 and read_after[0][0] in standing, "Caroline's answer now reads the Lisbon entry"
+
+
+# A chat as people name themselves: a lower-case display name and a full name. Ravi's entries address them
+# and hold more of the questions' words; their own entries are what they said.
+CHAT = [
+    "maren: the beach trip to Porto was the best part of my winter",
+    "Ravi: Maren, your beach trip to Porto sounds amazing! Did you like Porto?",
+    "Tomas Berg: honestly the trip to Porto was fun, we went to the beach every single day",
+    "Ravi: Tomas, how was the beach trip to Porto? Tell me about Porto!",
+]
+
+
+def test_a_question_finds_what_a_lower_case_or_full_name_speaker_said_by_the_name_people_use(tmp_path: Path) -> None:
+    """Issue 23.1, through the wire: "Maren" names "maren", "Tomas" names "Tomas Berg", "Kate" names nobody."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            for day, text in enumerate(CHAT, start=1):
+                params = {"agentId": "ann", "text": text, "tier": "log", "validFrom": f"2024-01-0{day}T12:00:00Z"}
+                await host.call("memory.note", params)
+            for n in range(12):
+                await host.call("memory.note", {"agentId": "ann", "text": f"Note {n}: the garden shed needs paint"})
+            assert (await search(host, "What did Maren say about the beach trip to Porto?"))[0] == CHAT[0]
+            assert (await search(host, "what did maren say about the beach trip to porto"))[0] == CHAT[0]
+            assert (await search(host, "What did Tomas say about the trip to Porto?"))[0] == CHAT[2]
+            assert (await search(host, "What did Kate say about the trip to Porto?"))[0] != CHAT[2], "nobody is Kate"
+            await host.idle_turn("ann", "recall: What did Maren say about the beach trip to Porto?")
+
+    asyncio.run(main())
+    (recalled,) = recall_results(tmp_path)
+    assert "best part of my winter" in recalled.splitlines()[1], "the model's recall finds maren's own words"
+
+
+NOVELS = "Maren: I finished three novels this week"
+BOOKWORM = "Maren: is the bookworm cafe open on Sunday?"
+REWRITING = [{"match": REWRITE_MARK, "on": "user", "reply": "reading, novels, books"}, *RULES]
+
+
+async def recall_twice_about_a_bookworm(tmp_path: Path, rewrite: str) -> None:
+    async with HostProcess(tmp_path, env={SWITCH: "off", REWRITE_SWITCH: rewrite}) as host:
+        await host.call("agent.create", {"name": "ann", "settings": scripted_model(*REWRITING)})
+        for day, text in enumerate((NOVELS, BOOKWORM), start=1):
+            await host.call(
+                "memory.note", {"agentId": "ann", "text": text, "tier": "log", "validFrom": f"2024-01-0{day}"}
+            )
+        for n in range(10):
+            await host.call("memory.note", {"agentId": "ann", "text": f"Note {n}: the garden shed needs paint"})
+        await host.idle_turn("ann", "recall: Is she a bookworm?")
+        await host.idle_turn("ann", "recall: Is she a bookworm?")
+
+
+def test_memory_recall_asks_the_agents_model_once_for_search_words_and_says_what_it_cost(tmp_path: Path) -> None:
+    """Issue 23.4, through the wire: the model's words find the novels; the second ask is served from the cache."""
+    asyncio.run(recall_twice_about_a_bookworm(tmp_path, "on"))
+    first, second = recall_results(tmp_path)
+    assert NOVELS in first and BOOKWORM in first, "the question's own find stays"
+    assert "3 words from a rewrite of the question by your model" in first and "tokens in" in first
+    assert NOVELS in second and "earlier rewrite of this question: no cost" in second
+
+
+def test_memory_recall_with_rewriting_switched_off_searches_the_question_alone(tmp_path: Path) -> None:
+    asyncio.run(recall_twice_about_a_bookworm(tmp_path, "off"))
+    first, second = recall_results(tmp_path)
+    assert BOOKWORM in first and NOVELS not in first and "rewrite" not in first
+    assert second == first

@@ -23,9 +23,10 @@ CHAT = [
 
 
 def contexts(agent_dir: Path) -> dict[int, str]:
+    """Each indexed fact's words beside its own: the entry before it, then its neighbours."""
     db = sqlite3.connect(agent_dir / "memory" / "index.sqlite")
     try:
-        return dict(db.execute("SELECT rowid, context FROM fts ORDER BY rowid").fetchall())
+        return dict(db.execute("SELECT rowid, before || ' | ' || context FROM fts ORDER BY rowid").fetchall())
     finally:
         db.close()
 
@@ -44,7 +45,7 @@ def test_a_log_entry_is_found_by_the_words_next_to_it(store: MemoryStore) -> Non
 def test_a_note_is_not_read_with_its_neighbours(store: MemoryStore, agent_dir: Path) -> None:
     async def main() -> None:
         await store.note_many([NoteItem(text, valid_from=DAY) for text in CHAT[:3]], evidence=USER)
-        assert set(contexts(agent_dir).values()) == {""}
+        assert set(contexts(agent_dir).values()) == {" | "}
         assert [h.fact.text for h in store.search("support group")] == [CHAT[0]]
 
     asyncio.run(main())
@@ -66,6 +67,8 @@ def test_contexts_kept_up_write_by_write_equal_those_of_a_rebuild(
 
     kept_up = asyncio.run(main())
     assert all("powerful" not in context for context in kept_up.values())
+    # The retracted entry's row, and the entry after it, which now follows "How did it go?" itself.
+    assert sum(context.startswith("Melanie: How did it go?") for context in kept_up.values()) == 2
     assert any("How did it go" in context for context in kept_up.values())
     (agent_dir / "memory" / "index.sqlite").unlink()
     MemoryStore(agent_dir, clock=clock).close()

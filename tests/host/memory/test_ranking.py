@@ -78,3 +78,44 @@ def test_a_tie_goes_to_the_better_word_match_then_the_newest(store: MemoryStore)
     assert [fact for fact, _ in combine(swapped, DEFAULT_RANKING, 2)] == [newer, older]
     no_words = Signals(words=[], meaning=[older], timed=[newer])
     assert [fact for fact, _ in combine(no_words, replace(DEFAULT_RANKING, time_weight=1.0), 2)] == [newer, older]
+
+
+def test_the_words_floor_keeps_the_full_text_lists_hits_however_the_other_lists_vote(store: MemoryStore) -> None:
+    """Issue 23.2: fusion never buries what its own words ranking finds first."""
+    asyncio.run(store.note_many([NoteItem(f"fact number {n}") for n in range(8)], evidence=USER))
+    facts = sorted((hit.fact for hit in store.search("fact number", limit=8)), key=lambda fact: fact.seq)
+    words, others = facts[:2], facts[2:]
+    # Meaning and time agree on six other facts: each outvotes the words list's first hit.
+    signals = Signals(words=words, meaning=others, timed=others)
+    loud = replace(DEFAULT_RANKING, time_weight=1.5)
+    assert not set(words) & {fact for fact, _ in combine(signals, replace(loud, words_floor=0.0), 3)}
+    floored = [fact for fact, _ in combine(signals, replace(loud, words_floor=0.5), 4)]
+    assert floored[:4] == [others[0], words[0], others[1], words[1]], "rank r of the words list by place r / 0.5"
+    for limit in range(1, 7):
+        kept = [fact for fact, _ in combine(signals, replace(loud, words_floor=0.5), limit)]
+        assert len(kept) == limit and set(words[: limit // 2]) <= set(kept)
+    # With log context, the floor keeps plain BM25's order (a fact's own words), even for a fact no list voted for.
+    diluted = Signals(words=others, meaning=others, timed=others, plain=words)
+    assert [fact for fact, _ in combine(diluted, replace(loud, words_floor=0.5), 4)][1::2] == words
+
+
+def test_a_reply_is_found_by_the_words_of_the_message_it_answers(store: MemoryStore) -> None:
+    """Issue 23.3: "they said six" answers the entry before it, whose words the question shares."""
+    chat = [
+        "Ravi: how many came to your birthday?",
+        "Ines: they said six",
+        "Ines: yes",
+        "Ines: it was lovely",
+        "Ravi: a birthday to remember, so many came",
+        "Ravi: ok",
+    ]
+    notes = [NoteItem(f"note {n}: the shed needs paint") for n in range(10)]
+    items = [NoteItem(text, tier="log", valid_from="2023-05-08T12:00:00") for text in chat]
+    asyncio.run(store.note_many([*items, *notes], evidence=USER))
+    question = "How many came to the birthday?"
+    alone = [hit.fact.text for hit in store.search(question, limit=4, ranking=DEFAULT_RANKING.without("before"))]
+    assert "Ines: they said six" not in alone, "its neighbours' words alone tie it with entries further away"
+    found = [
+        hit.fact.text for hit in store.search(question, limit=4, ranking=replace(DEFAULT_RANKING, before_weight=0.5))
+    ]
+    assert "Ines: they said six" in found and found[:2] == [chat[0], chat[4]], "the entries that say it stay first"

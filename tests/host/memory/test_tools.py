@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from host.memory import Evidence, MemoryStore
+from host.memory.rewrite import Rewrite
 from host.memory.tools import memory_tool_definitions, run_memory_tool
 from host.memory.trust import CLEAN
 
@@ -94,3 +95,29 @@ def test_refusals_are_error_replies_not_exceptions(
     reply, error = asyncio.run(run_memory_tool(store, name, arguments, AGENT, provenance=CLEAN))
     assert error and reply.startswith(starts)
     assert store.last_seq == 0
+
+
+def test_recall_asks_the_rewriter_only_for_a_question_with_content_words_and_ends_with_its_cost(
+    store: MemoryStore,
+) -> None:
+    asked: list[str] = []
+
+    async def rewriter(question: str) -> Rewrite:
+        asked.append(question)
+        return Rewrite(("novels",), 40, 3)
+
+    async def main() -> tuple[str, str, str]:
+        await store.note("The user finished three novels", evidence=AGENT)
+        await store.note("The user waters the plants", evidence=AGENT)
+        call = {"provenance": CLEAN, "rewriter": rewriter}
+        found, _ = await run_memory_tool(store, "memory_recall", {"query": "Is she a bookworm?"}, AGENT, **call)
+        empty, _ = await run_memory_tool(store, "memory_recall", {"query": "what was it?"}, AGENT, **call)
+        plain, _ = await run_memory_tool(
+            store, "memory_recall", {"query": "Is she a bookworm?"}, AGENT, provenance=CLEAN
+        )
+        return found, empty, plain
+
+    found, empty, plain = asyncio.run(main())
+    assert asked == ["Is she a bookworm?"], "no request for a question without content words"
+    assert "three novels" in found and "plants" not in found and found.endswith("40 tokens in, 3 out.)")
+    assert "three novels" not in plain and "rewrite" not in plain and "rewrite" not in empty

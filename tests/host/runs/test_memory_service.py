@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from host.runs.memory_service import exchange_since, run_exchange, run_lines
+from host.memory.rewrite import SWITCH
+from host.runs.memory_service import exchange_since, may_rewrite, run_exchange, run_lines
 from host.store.transcript import Transcript
+from protocol.models.agents import ModelSettings
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -33,3 +35,11 @@ def test_a_runs_exchange_from_its_own_lines_is_its_exchange_from_the_whole_conte
         assert run_exchange(run_lines(transcript.context_backwards(), run), run) == run_exchange(whole, run)
         since = rng.randrange(transcript.last_seq)
         assert exchange_since(transcript.context_after(since), since) == exchange_since(whole, since)
+
+
+def test_a_recall_question_is_rewritten_by_a_remote_model_never_by_the_embedded_one_nor_when_switched_off() -> None:
+    """Issue 23.4: the rewrite is off for the embedded model, and `HEARTH_RECALL_REWRITE=off` stops it."""
+    remote, local = ModelSettings(provider="openai", name="gpt"), ModelSettings(provider="local")
+    assert may_rewrite(remote, {}) and may_rewrite(ModelSettings(provider="scripted"), {SWITCH: "on"})
+    assert not may_rewrite(local, {}), "the embedded model is never asked"
+    assert not may_rewrite(remote, {SWITCH: "off"})
