@@ -22,6 +22,8 @@ from tests.support.host_process import HostProcess, scripted_model
 CAT = "The user's cat is called Miso."
 TEA = "The user drinks oolong tea every morning."
 FORMS = (b"called Miso", b"Miso")
+QUESTION_ALONE = {"HEARTH_RECALL_REWRITE": "off"}
+"""The scripts below answer each turn's requests in order; a rewrite of the recall question would take one."""
 
 
 def holders(root: Path, needle: bytes) -> list[str]:
@@ -73,7 +75,7 @@ def test_without_the_persons_yes_only_the_conversation_keeps_the_text_and_the_re
     archive.parent.mkdir()
 
     async def main() -> None:
-        async with HostProcess(tmp_path / "data") as host:
+        async with HostProcess(tmp_path / "data", env=QUESTION_ALONE) as host:
             await host.call("agent.create", {"name": "ann", "settings": model_settings(server)})
             ids = await note_both(host, "ann")
             await host.idle_turn("ann", "What is my cat called?")
@@ -136,7 +138,7 @@ def test_with_the_persons_yes_no_file_under_the_data_dir_nor_the_export_holds_a_
     ann, bob = peers()
 
     async def converse() -> dict[str, str]:
-        async with HostProcess(data) as host:
+        async with HostProcess(data, env=QUESTION_ALONE) as host:
             await host.call("agent.create", {"name": "ann", "settings": ann})
             await host.call("agent.create", {"name": "bob", "settings": bob})
             ids = await note_both(host, "ann")
@@ -170,7 +172,7 @@ def test_with_the_persons_yes_no_file_under_the_data_dir_nor_the_export_holds_a_
     assert any(".kept-" in name for name in before), "the view kept aside holds it too"
 
     async def erase() -> None:
-        async with HostProcess(data) as host:
+        async with HostProcess(data, env=QUESTION_ALONE) as host:
             assert (data / "agents/ann/transcript.jsonl.torn").exists()
             erased = await host.call(
                 "memory.erase", {"agentId": "ann", "recordId": ids[CAT], "scrubConversation": True}
@@ -219,7 +221,7 @@ def test_a_wake_still_waiting_in_a_busy_peers_inbox_runs_with_the_text_scrubbed(
     )
 
     async def main() -> None:
-        async with HostProcess(tmp_path) as host:
+        async with HostProcess(tmp_path, env=QUESTION_ALONE) as host:
             await host.call("agent.create", {"name": "ann", "settings": ann})
             await host.call("agent.create", {"name": "bob", "settings": bob})
             ids = await note_both(host, "ann")
