@@ -15,4 +15,4 @@ fi
 .venv/bin/ruff format --check --quiet protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/mypy
 # The suite waits on real processes far more than it computes, so three workers share two cores well.
-.venv/bin/python -m pytest -n "${HEARTH_TEST_WORKERS:-3}" "$@"
+.venv/bin/python -m pytest -n "${HEARTH_TEST_WORKERS:-3}" --durations=20 "$@"

@@ -63,7 +63,7 @@ def _strings(rng: random.Random, n: int) -> Case:
         params = b'{"cwd":"/tmp/' + lone + b'","mcpServers":[]}'
         return Case("surrogate_params", _line(ident, b'"session/new"', params), (f"f{n}", INVALID_PARAMS))
     if where == 3:
-        return Case("surrogate_method", _line(ident, b'"initialize' + lone + b'"'), (f"f{n}", INVALID_REQUEST))
+        return Case("surrogate_method", _line(ident, b'"initialize' + lone + b'"'), (f"f{n}", METHOD_NOT_FOUND))
     return Case("surrogate_notification", _line(None, b'"session/cancel"', b'{"sessionId":"' + lone + b'"}'), None)
 
 

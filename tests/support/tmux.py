@@ -43,7 +43,8 @@ class Terminal:
 
     def __enter__(self) -> Terminal:
         width, height = self._size
-        env = {**os.environ, "TERM": "xterm-256color"}
+        # COLUMNS and LINES (a test runner's worker sets them) would override the pane's own size in the program.
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {"TERM": "xterm-256color"}
         subprocess.run(
             [self._tmux, "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "main"]
             + ["-x", str(width), "-y", str(height), self._command],

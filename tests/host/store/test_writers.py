@@ -17,7 +17,7 @@ THE_PRIMITIVES = {"store/atomic.py", "store/durable.py"}
 EXEMPT = {
     "lock.py": "the lock is the flock; the record in the file only names the holder",
     "memory/ledger.py": "one descriptor under the ledger's own flock, committed by offset, cut back on failure",
-    "memory/stored_recall.py": "the scrub overwrites bytes in place at the same length",
+    "memory/scrub.py": "an erase overwrites bytes in place at the same length",
     "store/transcript.py": "the torn-tail repair cuts the file it has open (the cut bytes go through durable)",
 }
 

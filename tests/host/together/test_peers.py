@@ -58,9 +58,9 @@ def test_a_fact_noted_in_a_run_a_peer_woke_is_proposed_with_the_peer_as_source_a
 def test_an_agent_creates_at_most_one_teammate_per_turn_and_is_told_why(tmp_path: Path) -> None:
     maker = scripted_model(
         {
-            "match": r"^hire$",
+            "match": r"^hire (\w+) and (\w+)$",
             "on": "user",
-            "toolCalls": [call("create_agent", name="Helper"), call("create_agent", name="Extra")],
+            "toolCalls": [call("create_agent", name=r"\1"), call("create_agent", name=r"\2")],
         },
         DONE,
     )
@@ -68,12 +68,12 @@ def test_an_agent_creates_at_most_one_teammate_per_turn_and_is_told_why(tmp_path
     async def main() -> None:
         async with MemoryHost(tmp_path) as host:
             await host.call("agent.create", {"name": "boss", "settings": maker})
-            await host.send_and_wait("boss", "hire")
+            await host.send_and_wait("boss", "hire Helper and Extra")
             names = [a["name"] for a in (await host.call("agent.list"))["agents"]]
             assert names == ["boss", "Helper"]
             helper = await host.call("agent.get", {"agentId": "helper"})
             assert helper["settings"]["model"]["provider"] == "scripted"
-            await host.send_and_wait("boss", "hire")
+            await host.send_and_wait("boss", "hire Third and Fourth")
             assert len((await host.call("agent.list"))["agents"]) == 3
 
     asyncio.run(main())
