@@ -14,5 +14,6 @@ fi
 .venv/bin/ruff check protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/ruff format --check --quiet protocol host kernel sandbox desktop hearth scripts tests
 .venv/bin/mypy
-# The suite waits on real processes far more than it computes, so three workers share two cores well.
-.venv/bin/python -m pytest -n "${HEARTH_TEST_WORKERS:-3}" --durations=20 "$@"
+# The suite waits on real processes far more than it computes, so three workers share two cores well; an idle
+# worker takes tests from a busy one (worksteal), since a few end-to-end files take most of the time.
+.venv/bin/python -m pytest -n "${HEARTH_TEST_WORKERS:-3}" --dist worksteal --durations=20 "$@"
