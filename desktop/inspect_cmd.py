@@ -8,14 +8,17 @@ facts shown are exactly the host's), what it spent today (`budget.get`) and its 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop.client import connect_host, run_command
 from desktop.describe import describe_event, describe_model, describe_settings, describe_trust
+from desktop.quick_call import call_running_host
 from desktop.tables import one_line, print_json, print_table
-from protocol.dispatch import Router
-from protocol.peer import JsonRpcPeer
+from protocol.errors import JsonRpcError
+
+if TYPE_CHECKING:
+    from protocol.peer import JsonRpcPeer
 
 __all__ = ["run_agents", "run_inspect", "gather_inspection"]
 
@@ -102,10 +105,16 @@ def _print_inspection(found: dict[str, Any]) -> None:
         print(f"  #{event['seq']:<4} {one_line(describe_event(event), 100)}")
 
 
-async def _agents(data_dir: Path, as_json: bool) -> int:
+async def _listing(data_dir: Path) -> dict[str, Any]:
+    from desktop.client import connect_host
+    from protocol.dispatch import Router
+
     async with connect_host(data_dir, Router(), client="hearth-agents") as peer:
-        # The wire's JSON as it is: `hearth agents` answers without loading a model (issue 25.2).
         listing: dict[str, Any] = await peer.request("agent.list", {})
+    return listing
+
+
+def _print_agents(listing: dict[str, Any], as_json: bool) -> int:
     if as_json:
         print_json(listing)
         return 0
@@ -120,6 +129,9 @@ async def _agents(data_dir: Path, as_json: bool) -> int:
 
 
 async def _inspect(data_dir: Path, ref: str, as_json: bool) -> int:
+    from desktop.client import connect_host
+    from protocol.dispatch import Router
+
     async with connect_host(data_dir, Router(), client="hearth-inspect") as peer:
         found = await gather_inspection(peer, ref)
     if as_json:
@@ -130,12 +142,29 @@ async def _inspect(data_dir: Path, ref: str, as_json: bool) -> int:
 
 
 def _run(coro: Any) -> int:
+    from desktop.client import run_command
+
     return run_command(coro)
 
 
 def run_agents(data_dir: Path, as_json: bool) -> int:
-    """`hearth agents`. Returns the exit code."""
-    return _run(_agents(data_dir, as_json))
+    """`hearth agents`. Returns the exit code.
+
+    Against a running host it is one blocking call, with no event loop and no wire model loaded; otherwise it
+    starts a host the usual way.
+    """
+    try:
+        listing = call_running_host(data_dir, "agent.list", {}, client="hearth-agents")
+    except JsonRpcError as exc:
+        print(f"hearth: {exc.message}", file=sys.stderr)
+        return 1
+    if listing is None:
+        return _run(_agents(data_dir, as_json))
+    return _print_agents(listing, as_json)
+
+
+async def _agents(data_dir: Path, as_json: bool) -> int:
+    return _print_agents(await _listing(data_dir), as_json)
 
 
 def run_inspect(data_dir: Path, ref: str, as_json: bool) -> int:

@@ -9,7 +9,10 @@ read), and reported as `FrameTooLargeError`, so the stream stays in step and the
 
 from __future__ import annotations
 
-import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["CHUNK_BYTES", "HEAD_BYTES", "MAX_FRAME_BYTES", "READ_LIMIT", "FrameTooLargeError", "read_frame"]
 
@@ -48,6 +51,8 @@ async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int = MAX_FRAME
     Raises:
         FrameTooLargeError: the line was longer than `max_bytes`; it has been skipped.
     """
+    import asyncio  # loaded by now (this runs in its loop); at import it would cost a one-shot client
+
     try:
         line = await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
@@ -63,6 +68,8 @@ async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int = MAX_FRAME
 
 async def _read_long_line(reader: asyncio.StreamReader, first: bytes, max_bytes: int) -> bytes:
     """The rest of a line longer than the stream's buffer, piece by piece; past `max_bytes`, pieces are dropped."""
+    import asyncio  # loaded by now (this runs in its loop); at import it would cost a one-shot client
+
     pieces = [first]
     size = len(first)
     head = first[:HEAD_BYTES]

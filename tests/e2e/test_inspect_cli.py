@@ -145,3 +145,37 @@ def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
         )
     finally:
         os.close(write_end)
+
+
+LOADED = """import runpy, sys
+sys.argv = {argv!r}
+try:
+    runpy.run_module("hearth", run_name="__main__")
+except SystemExit:
+    pass
+print("LOADED", sorted(m for m in ("asyncio", "pydantic", "jsonrpcserver") if m in sys.modules))
+"""
+"""Runs `hearth` as `python -m hearth` would, then says which of the heavy modules it loaded."""
+
+
+def test_hearth_agents_against_a_running_host_loads_no_event_loop_and_no_wire_model(tmp_path: Path) -> None:
+    """Issue 25.2: the listing is one blocking call; without a host it still starts one the usual way."""
+
+    def agents(data_dir: Path) -> subprocess.CompletedProcess[str]:
+        argv = ["hearth", "agents", "--data-dir", str(data_dir)]
+        script = LOADED.format(argv=argv)
+        return subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120
+        )
+
+    async def main() -> None:
+        async with HostProcess(tmp_path / "running") as host:
+            await host.call("agent.create", {"name": "Ann", "settings": scripted_model({"match": ".*", "reply": "ok"})})
+            listed = await asyncio.to_thread(agents, tmp_path / "running")
+            assert "ann" in listed.stdout and "Ann" in listed.stdout, listed.stderr
+            assert "LOADED []" in listed.stdout, listed.stdout
+
+    asyncio.run(main())
+    alone = agents(tmp_path / "empty")
+    assert "(no agents yet" in alone.stdout, alone.stderr
+    assert "LOADED ['asyncio'" in alone.stdout, "with no host running it starts one through the event loop"
