@@ -86,6 +86,8 @@ class _Printer:
         self._interactive = interactive
         self._status = ""  # the status line now shown (at a terminal only)
         self._model_error: str | None = None
+        # A fast run's events can come before `agent.send`'s answer names it: kept per run until then.
+        self._unclaimed: dict[str, list[AgentDeltaEvent | AgentToolEvent | AgentEndedEvent]] = {}
 
     def register(self, router: Router) -> None:
         router.add("agent.started", AgentStartedEvent, self.on_started)
@@ -120,20 +122,41 @@ class _Printer:
                 self.events.push(event)
         self._early.clear()
 
-    def follow(self, sent: AgentSendResult) -> None:
-        """Follow the run `agent.send` started or queued."""
+    async def follow(self, sent: AgentSendResult) -> None:
+        """Follow the run `agent.send` started or queued (what it already sent is shown first)."""
         self.run_id = sent.run_id
         if sent.position > 0:
             ahead = "1 run goes" if sent.position == 1 else f"{sent.position} runs go"
             self.status(f"[queued: {ahead} first; waiting for the agent…]")
         else:
             self.status("[waiting for the model's first words…]")
+        early, self._unclaimed = self._unclaimed.pop(sent.run_id, []), {}
+        for event in early:
+            if isinstance(event, AgentDeltaEvent):
+                await self.on_delta(event)
+            elif isinstance(event, AgentToolEvent):
+                await self.on_tool(event)
+            else:
+                await self.on_ended(event)
+
+    def _unclaimed_of(self, event: AgentDeltaEvent | AgentToolEvent | AgentEndedEvent) -> bool:
+        """Keep an event of this agent's that came while this chat waits to learn its run's id."""
+        if self.run_id is not None or event.agent_id != self.agent_id:
+            return False
+        if event.run_id not in self._unclaimed and len(self._unclaimed) >= 16:
+            del self._unclaimed[next(iter(self._unclaimed))]  # the oldest run's: this chat's is a new one
+        kept = self._unclaimed.setdefault(event.run_id, [])
+        if len(kept) < 10_000:
+            kept.append(event)
+        return True
 
     async def on_started(self, event: AgentStartedEvent) -> None:
         if event.run_id == self.run_id:
             self.status("[waiting for the model's first words…]")
 
     async def on_delta(self, event: AgentDeltaEvent) -> None:
+        if self._unclaimed_of(event):
+            return
         if event.run_id == self.run_id:
             self.status("")
             sys.stdout.write(event.text)
@@ -147,12 +170,12 @@ class _Printer:
         if event.status == "pending":
             self.status("")
             self.events.push(event)
-        elif event.status == "started" and event.run_id == self.run_id:
+        elif event.status == "started" and not self._unclaimed_of(event) and event.run_id == self.run_id:
             self.status("")
             sys.stdout.write(f"\n[{event.name}]\n")
 
     async def on_ended(self, event: AgentEndedEvent) -> None:
-        if event.run_id != self.run_id:
+        if self._unclaimed_of(event) or event.run_id != self.run_id:
             return
         self.status("")
         if event.reason == "error":
@@ -275,7 +298,7 @@ async def _converse(peer: JsonRpcPeer, agent_id: str, printer: _Printer, interac
             print(said, flush=True)
             continue
         sent = await peer.request("agent.send", {"agentId": agent_id, "text": item.rstrip("\n")}, AgentSendResult)
-        printer.follow(sent)
+        await printer.follow(sent)
         if not await _follow_run(peer, agent_id, sent.run_id, events):
             sys.stdout.write("\n")
             sys.stdout.flush()
