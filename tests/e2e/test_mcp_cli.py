@@ -43,11 +43,15 @@ def _servers(data_dir: Path) -> list[dict[str, object]]:
 def test_a_person_adds_lists_and_removes_a_server_and_a_bad_one_is_refused_with_nothing_written(
     tmp_path: Path,
 ) -> None:
-    async def prepare() -> None:
-        async with HostProcess(tmp_path) as host:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:  # the commands attach to this host through its socket
             await host.call("agent.create", {"name": "ann", "settings": scripted_model({"match": ".*", "reply": "ok"})})
+            await asyncio.to_thread(_add_list_refuse_and_remove, tmp_path)
 
-    asyncio.run(prepare())
+    asyncio.run(main())
+
+
+def _add_list_refuse_and_remove(tmp_path: Path) -> None:
     assert _hearth(tmp_path, "secrets set", "notes-token", stdin="tok-cli-1\n").returncode == 0
     added = _hearth(
         tmp_path,

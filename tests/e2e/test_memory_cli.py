@@ -29,17 +29,21 @@ def test_a_person_reviews_the_queue_forgets_a_fact_and_verifies_from_the_termina
         {"match": ".*", "reply": "ok"},
     ]
 
-    async def prepare() -> tuple[str, str]:
-        async with HostProcess(tmp_path) as host:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:  # the commands attach to this host through its socket
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
             for text in ("web says The library closes at six.", "web says The bakery sells rye bread."):
                 await host.send_and_wait("ann", text)
-            kept = await host.call("memory.note", {"agentId": "ann", "text": "The user bikes to work."})
+            noted = await host.call("memory.note", {"agentId": "ann", "text": "The user bikes to work."})
+            kept = noted["record"]["id"]
             queue = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
             library = next(r["id"] for r in queue["records"] if "library" in r["text"])
-            return library, kept["record"]["id"]
+            await asyncio.to_thread(_review_forget_and_verify, tmp_path, library, kept)
 
-    library, kept = asyncio.run(prepare())
+    asyncio.run(main())
+
+
+def _review_forget_and_verify(tmp_path: Path, library: str, kept: str) -> None:
     queue = _hearth(tmp_path, "list", "ann", "--view", "proposed")
     assert queue.returncode == 0, queue.stderr
     assert "library closes at six" in queue.stdout and "proposed" in queue.stdout and " agent " in queue.stdout
@@ -61,15 +65,21 @@ def test_a_person_erases_from_the_terminal_and_chooses_whether_the_conversation_
     say = [{"match": r"^say (.*)$", "reply": r"\1"}]
     cat, tea = "The user's cat is called Miso.", "The user drinks oolong tea."
 
-    async def prepare() -> tuple[str, str]:
-        async with HostProcess(tmp_path) as host:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:  # the commands attach to this host through its socket
             await host.call("agent.create", {"name": "ann", "settings": scripted_model(*say)})
             ids = [(await host.call("memory.note", {"agentId": "ann", "text": t}))["record"]["id"] for t in (cat, tea)]
             for text in (cat, tea):
                 await host.idle_turn("ann", f"say {text}")
-            return ids[0], ids[1]
+            await asyncio.to_thread(_erase_both, tmp_path, ids[0], ids[1])
 
-    cat_id, tea_id = asyncio.run(prepare())
+    asyncio.run(main())
+    transcript = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")
+    assert "Miso" not in transcript and "say [erased]" in transcript
+    assert transcript.count(tea) == 2, "the conversation erased without the flag keeps its words"
+
+
+def _erase_both(tmp_path: Path, cat_id: str, tea_id: str) -> None:
     kept = _hearth(tmp_path, "ann", "erase", tea_id)
     assert kept.returncode == 0, kept.stderr
     assert kept.stdout.splitlines() == [
@@ -79,6 +89,3 @@ def test_a_person_erases_from_the_terminal_and_chooses_whether_the_conversation_
     scrubbed = _hearth(tmp_path, "ann", "erase", cat_id, "--scrub-conversation")
     assert scrubbed.returncode == 0, scrubbed.stderr
     assert scrubbed.stdout.splitlines() == ["erase: erased", "scrubbed from 2 message(s) of the conversation"]
-    transcript = (tmp_path / "agents/ann/transcript.jsonl").read_text(encoding="utf-8")
-    assert "Miso" not in transcript and "say [erased]" in transcript
-    assert transcript.count(tea) == 2, "the conversation erased without the flag keeps its words"
