@@ -13,6 +13,7 @@ read), and no line, whatever it holds, ends the session. Only strict JSON is eve
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
@@ -51,6 +52,8 @@ logger = logging.getLogger(__name__)
 DECODE_IN_THREAD_BYTES = 1024 * 1024
 """Frames at least this long are decoded on a worker thread. The JSON decoder holds the interpreter while it
 builds the value, but the strictness checks that follow run in Python and let the loop take its turns."""
+ABANDONED_KEPT = 256
+"""How many given-up call ids are remembered, so that their late answers are told from strays."""
 
 R = TypeVar("R", bound="BaseModel")
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -91,6 +94,8 @@ class JsonRpcPeer:
         self._default_timeout = default_timeout
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
+        # Ids of calls given up on (timed out or cancelled): their late answers are expected, not a fault.
+        self._abandoned: collections.OrderedDict[Any, None] = collections.OrderedDict()
         self._closed = False
         self._task_group: asyncio.TaskGroup | None = None
         self._max_in_flight = max_in_flight
@@ -185,6 +190,8 @@ class JsonRpcPeer:
             raise RequestTimeoutError(f"{self._name}: {method} got no answer in time") from None
         finally:
             self._pending.pop(request_id, None)
+            if future.cancelled() or not future.done():  # a timeout cancels the future it waited on
+                self._abandon(request_id)
         if result_type is None:
             return result
         return result_type.model_validate(result)
@@ -318,8 +325,17 @@ class JsonRpcPeer:
         except ConnectionClosedError:
             logger.debug("%s: answer dropped, connection closed", self._name)
 
+    def _abandon(self, request_id: Any) -> None:
+        self._abandoned[request_id] = None
+        while len(self._abandoned) > ABANDONED_KEPT:
+            self._abandoned.popitem(last=False)
+
     def _resolve(self, response: Response) -> None:
         future = self._pending.get(response.id)
+        if future is None and response.id in self._abandoned:
+            del self._abandoned[response.id]
+            logger.debug("%s: a late answer to request id %r, given up on before", self._name, response.id)
+            return
         if future is None or future.done():
             logger.warning("%s: answer to an unknown request id %r", self._name, response.id)
             return

@@ -340,3 +340,27 @@ def test_an_answer_longer_than_a_frame_may_be_fails_the_call_it_answers() -> Non
         await serving
 
     asyncio.run(main())
+
+
+def test_a_late_answer_to_a_call_given_up_on_is_expected_and_a_stray_answer_is_still_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> None:
+        left, right = memory_transport_pair()
+        a = JsonRpcPeer(left, _router([]), name="a", default_timeout=5)
+        serving = asyncio.create_task(a.serve())
+        with pytest.raises(JsonRpcError) as info:
+            await a.request("add", {"left": 1, "rightSide": 1}, timeout=0.01)
+        assert info.value.code == REQUEST_TIMEOUT
+        asked = json.loads(await right.reader.readline())
+        for answer_id in (asked["id"], 999):  # the late answer, then one to a call never made
+            await right.write(json.dumps({"jsonrpc": "2.0", "id": answer_id, "result": {"total": 2}}).encode() + b"\n")
+        await right.write(b'{"jsonrpc": "2.0", "id": 1000, "method": "add", "params": {"left": 1, "rightSide": 2}}\n')
+        assert json.loads(await right.reader.readline())["result"] == {"total": 3}  # both answers were read
+        serving.cancel()
+
+    with caplog.at_level(logging.DEBUG, logger="protocol.peer"):
+        asyncio.run(main())
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == ["a: answer to an unknown request id 999"]
+    assert any("late answer to request id 1" in r.getMessage() for r in caplog.records)
