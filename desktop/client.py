@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.dispatch import Router
-from protocol.endpoint import EndpointError, check_socket, read_endpoint
+from protocol.endpoint import EndpointError, live_endpoint
 from protocol.errors import NOT_AUTHORIZED, ConnectionClosedError, JsonRpcError
 from protocol.framing import READ_LIMIT
 from protocol.peer import JsonRpcPeer
@@ -83,14 +83,12 @@ async def _try_attach(data_dir: Path, router: Router, client: str, answers_appro
     Raises:
         ConnectionClosedError: the recorded socket is not this user's (it is refused, not used).
     """
-    endpoint = read_endpoint(data_dir)
-    if endpoint is None:
-        return None
     try:
-        if not check_socket(Path(endpoint.socket)):
-            return None
+        endpoint = live_endpoint(data_dir)
     except EndpointError as exc:
         raise ConnectionClosedError(f"refusing to attach: {exc}") from None
+    if endpoint is None:
+        return None
     try:
         reader, writer = await asyncio.open_unix_connection(endpoint.socket, limit=READ_LIMIT)
     except OSError:

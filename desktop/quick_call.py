@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from protocol.endpoint import EndpointError, check_socket, read_endpoint
+from protocol.endpoint import EndpointError, live_endpoint
 from protocol.errors import NOT_AUTHORIZED, ConnectionClosedError, JsonRpcError
 from protocol.framing import READ_LIMIT
 from protocol.version import PROTOCOL_VERSION
@@ -30,14 +30,12 @@ def call_running_host(data_dir: Path, method: str, params: dict[str, Any], *, cl
         JsonRpcError: the host refused the call (its code and data kept).
         ConnectionClosedError: the recorded socket is not this user's (it is refused, not used).
     """
-    endpoint = read_endpoint(data_dir)
-    if endpoint is None:
-        return None
     try:
-        if not check_socket(Path(endpoint.socket)):
-            return None
+        endpoint = live_endpoint(data_dir)
     except EndpointError as exc:
         raise ConnectionClosedError(f"refusing to attach: {exc}") from None
+    if endpoint is None:
+        return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(TIMEOUT)

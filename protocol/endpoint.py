@@ -25,6 +25,7 @@ __all__ = [
     "choose_socket_path",
     "check_socket",
     "read_endpoint",
+    "live_endpoint",
     "endpoint_json",
 ]
 
@@ -112,3 +113,15 @@ def read_endpoint(data_dir: Path) -> Endpoint | None:
         return Endpoint(socket=str(raw["socket"]), token=str(raw["token"]), pid=int(raw["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def live_endpoint(data_dir: Path) -> Endpoint | None:
+    """The record of a host whose socket is there to connect to, or None when no host runs on `data_dir`.
+
+    Raises:
+        EndpointError: the recorded socket is not this user's (it is refused, not used).
+    """
+    endpoint = read_endpoint(data_dir)
+    if endpoint is None or not check_socket(Path(endpoint.socket)):
+        return None
+    return endpoint
