@@ -1,9 +1,10 @@
 """Reading one file into chunks, in a worker process: its bytes, its parser, its chunks, the secret mask.
 
 This is the CPU-heavy part of indexing (pure-Python parsing and the gate's patterns), so it runs in a
-process of its own: the host's event loop never competes with it for the interpreter. `ReadingProcess`
-starts the worker when the indexing thread first needs it and stops it when that thread ends, so no
-worker is left when there is nothing to read. What comes back is plain values, written by the thread.
+process of its own, at a lower scheduling priority: the host's event loop never competes with it for the
+interpreter, and wins the CPU from it. `ReadingProcess` starts the worker when the indexing thread first
+needs it and stops it when that thread ends, so no worker is left when there is nothing to read; the worker
+imports only the reading modules. What comes back is plain values, written by the thread.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from host.knowledge.chunks import Chunk, chunk_blocks
 from host.knowledge.documents import MAX_FILE_BYTES, UnreadableDocumentError, read_document
 from host.knowledge.masking import mask_secrets
 
-__all__ = ["FileRead", "read_file", "ReadingProcess"]
+__all__ = ["READING_NICENESS", "FileRead", "ReadingProcess", "read_file"]
+
+READING_NICENESS = 10
+"""How much lower than the host's the reading process's CPU priority is: the host answers first."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,14 @@ def read_file(path: str) -> FileRead:
     return FileRead(stat.st_mtime_ns, stat.st_size, None, document.unit, tuple(chunks))
 
 
+def _lower_priority() -> None:
+    """In the worker, before its first file: give the CPU to the host whenever both want it."""
+    try:
+        os.nice(READING_NICENESS)
+    except OSError:  # not allowed here: the worker reads at the host's priority
+        pass
+
+
 class ReadingProcess:
     """One worker process that reads files, started on first use; `stop` ends it (used by one thread)."""
 
@@ -70,7 +82,9 @@ class ReadingProcess:
     def read(self, path: str) -> FileRead:
         if self._pool is None:
             # Spawned, not forked: the host has threads, and a fork would copy their locks mid-use.
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+            )
         try:
             return self._pool.submit(read_file, path).result()
         except BrokenProcessPool:

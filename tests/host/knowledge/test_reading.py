@@ -1,15 +1,18 @@
 """A file is read (parsed, chunked, masked) in a worker process that exists only while the indexing thread does,
-and a worker that dies fails the file it was reading, not the files after it."""
+below the host's priority and without loading the rest of the host; a worker that dies fails the file it was
+reading, not the files after it."""
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from host.knowledge import Owner
-from host.knowledge.reading import ReadingProcess, read_file
+from host.knowledge.reading import READING_NICENESS, ReadingProcess, read_file
 from tests.host.knowledge.conftest import served_hub, until_idle
 
 ADA = Owner("agent", "ada")
@@ -76,5 +79,45 @@ def test_turning_knowledge_off_leaves_no_indexing_thread_and_no_reading_process(
             await hub.settings_changed(ADA)
             # At once, not eventually: the thread and its worker are gone when the change is answered.
             assert not hub.indexer.running and multiprocessing.active_children() == []
+
+    asyncio.run(main())
+
+
+def test_the_reading_process_runs_below_the_host_priority(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Saffron grows from corms.\n", encoding="utf-8")
+    reader = ReadingProcess()
+    try:
+        reader.read(str(tmp_path / "a.txt"))
+        [worker] = multiprocessing.active_children()
+        assert worker.pid is not None
+        host_niceness = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, worker.pid) == min(19, host_niceness + READING_NICENESS)
+    finally:
+        reader.stop()
+
+
+def test_the_reading_modules_load_without_the_rest_of_the_host() -> None:
+    # What the reading process imports before its first file: not the host's wiring, memory's store or numpy.
+    code = "import sys, host.knowledge.reading; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "host.knowledge.masking" in loaded
+    assert {"host.app", "host.memory.hub", "host.memory.store", "host.knowledge.hub", "numpy"} & set(loaded) == set()
+
+
+def test_a_change_after_the_base_fell_idle_is_read_by_the_same_reading_process(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe saffron note.\n", encoding="utf-8")
+
+    async def main() -> None:
+        async with served_hub(tmp_path / "data") as (hub, reports):
+            await hub.add(ADA, [str(docs)], None)
+            await until_idle(reports)
+            [first] = multiprocessing.active_children()
+            (docs / "b.md").write_text("# B\n\nThe crocus note.\n", encoding="utf-8")
+            while not await hub.search(ADA, "crocus", 5):
+                await until_idle(reports)
+            assert multiprocessing.active_children() == [first]  # not a new worker per burst of changes
+        assert multiprocessing.active_children() == []
 
     asyncio.run(main())
