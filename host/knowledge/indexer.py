@@ -328,7 +328,7 @@ class Indexer:
             base.vectors.drop(base.writer.drop_file(spec.source_id, path))  # gone, or no longer a plain file
             return
         state = FileState(read.mtime_ns, read.size, read.reason)
-        removed, _ = base.writer.replace_file(spec.source_id, path, state, read.unit, read.chunks)
+        removed, _ = base.writer.replace_file(spec.source_id, path, state, read.unit, read.chunks, read.words)
         base.vectors.drop(removed)
         if read.reason is None:
             base.unembedded = True

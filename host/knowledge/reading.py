@@ -19,6 +19,7 @@ from pathlib import Path
 from host.knowledge.chunks import Chunk, chunk_blocks
 from host.knowledge.documents import MAX_FILE_BYTES, UnreadableDocumentError, read_document
 from host.knowledge.masking import mask_secrets
+from host.knowledge.store import word_values
 
 __all__ = ["READING_NICENESS", "FileRead", "ReadingProcess", "read_file"]
 
@@ -29,13 +30,15 @@ READING_NICENESS = 10
 @dataclass(frozen=True)
 class FileRead:
     """One file as read: its mtime and size, why it could not be read (if so), its unit and its chunks
-    (each with whether a secret in it was masked). `gone`: the file is no longer there as a plain file."""
+    (each with whether a secret in it was masked) with what the word index holds of each (`word_values`).
+    `gone`: the file is no longer there as a plain file."""
 
     mtime_ns: int = 0
     size: int = 0
     reason: str | None = None
     unit: str = "line"
     chunks: tuple[tuple[Chunk, bool], ...] = ()
+    words: tuple[tuple[str, str], ...] = ()
     gone: bool = False
 
 
@@ -62,7 +65,8 @@ def read_file(path: str) -> FileRead:
     for chunk in chunk_blocks(document.blocks):
         text, changed = mask_secrets(chunk.text)
         chunks.append((Chunk(text, chunk.heading, chunk.start, chunk.end) if changed else chunk, changed > 0))
-    return FileRead(stat.st_mtime_ns, stat.st_size, None, document.unit, tuple(chunks))
+    words = tuple(word_values(chunk.heading, chunk.text) for chunk, _ in chunks)
+    return FileRead(stat.st_mtime_ns, stat.st_size, None, document.unit, tuple(chunks), words)
 
 
 def _lower_priority() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from host.knowledge import Owner
 from host.knowledge.reading import READING_NICENESS, ReadingProcess, read_file
+from host.knowledge.store import word_values
 from tests.host.knowledge.conftest import served_hub, until_idle
 
 ADA = Owner("agent", "ada")
@@ -30,6 +31,9 @@ def test_a_file_is_read_into_masked_chunks_and_a_link_is_not_followed(tmp_path: 
         (("Water",), 7, 7, False),
     ]
     assert all(KEY not in chunk.text for chunk, _ in read.chunks)
+    # What the word index holds of each chunk comes computed, of the masked text, off the indexing thread.
+    assert read.words == tuple(word_values(chunk.heading, chunk.text) for chunk, _ in read.chunks)
+    assert read.words[1] == ("Water", "Water at dawn.") and all(KEY not in body for _, body in read.words)
     assert read_file(str(tmp_path / "link.md")).gone
     assert read_file(str(tmp_path / "missing.md")).gone
 
