@@ -337,10 +337,10 @@ class KnowledgeStore:
     # ---- reading
 
     def words(self, expression: str, limit: int) -> list[tuple[int, float]]:
-        """Chunks matching an FTS5 expression, best BM25 first (the heading counts twice as much as the text)."""
+        """Chunks matching an FTS5 expression, best BM25 first (the heading and the text weighed alike)."""
         with self.lock:
             return self._db.execute(
-                "SELECT rowid, bm25(words, 2.0, 1.0) AS score FROM words WHERE words MATCH ? ORDER BY score LIMIT ?",
+                "SELECT rowid, bm25(words) AS score FROM words WHERE words MATCH ? ORDER BY score LIMIT ?",
                 (expression, limit),
             ).fetchall()
 
@@ -351,16 +351,6 @@ class KnowledgeStore:
                 "SELECT rowid FROM words WHERE words MATCH ? ORDER BY rank LIMIT ?", (expression, limit)
             ).fetchall()
         return [row[0] for row in rows]
-
-    def document_frequencies(self, terms: Sequence[str], cap: int) -> list[int]:
-        """How many chunks hold each term, counted no higher than `cap` + 1."""
-        counts = []
-        with self.lock:
-            for term in terms:
-                phrase = '"' + term.replace('"', '""') + '"'
-                sql = "SELECT count(*) FROM (SELECT rowid FROM words WHERE words MATCH ? LIMIT ?)"
-                counts.append(int(self._db.execute(sql, (phrase, cap + 1)).fetchone()[0]))
-        return counts
 
     def holding(self, term: str, ids: Sequence[int]) -> list[int]:
         """Those of the chunks `ids` whose heading or text holds `term` (as the index stems it)."""
