@@ -55,7 +55,7 @@ def _subset(corpus: Path, pages: int) -> list[Path]:
     named = {item["page"] for item in json.loads(QUESTIONS.read_text(encoding="utf-8"))}
     every = sorted(corpus.rglob("*.html"))
     chosen = [path for path in every if path.relative_to(corpus).as_posix() in named]
-    return chosen + [path for path in every if path not in chosen][: max(0, pages - len(chosen))]
+    return chosen[:pages] + [path for path in every if path not in chosen][: max(0, pages - len(chosen))]
 
 
 def _pct(values: list[float], q: float) -> float:
