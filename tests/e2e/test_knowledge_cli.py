@@ -15,14 +15,18 @@ from tests.support.documents import write_corpus
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 
-def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hearth", "knowledge", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "hearth", *args, "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
         timeout=120,
     )
+
+
+def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _cli(data_dir, "knowledge", *args)
 
 
 def test_a_person_admits_searches_pauses_and_removes_documents_from_the_terminal(tmp_path: Path) -> None:
@@ -57,16 +61,6 @@ def test_a_person_admits_searches_pauses_and_removes_documents_from_the_terminal
             await asyncio.to_thread(check)
 
     asyncio.run(main())
-
-
-def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hearth", *args, "--data-dir", str(data_dir)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-    )
 
 
 def test_an_export_carries_knowledge_only_with_the_flag_and_another_data_dir_searches_it_after_import(
