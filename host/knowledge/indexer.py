@@ -21,7 +21,7 @@ import numpy as np
 
 from host.knowledge.base import Job, KnowledgeBase
 from host.knowledge.documents import document_kind
-from host.knowledge.reading import ReadingProcess
+from host.knowledge.reading import ReadingProcess, lower_priority
 from host.knowledge.store import FileState, SourceSpec
 from host.knowledge.vectors import passage_text
 from host.memory.embedder import Embedder
@@ -212,6 +212,7 @@ class Indexer:
         return not self._stopped and any(b.urgent or b.files or self._embeddable(b) for b in self._bases)
 
     def _run(self) -> None:
+        lower_priority()  # its SQLite writes and vectors take CPU the event loop may want more
         if self._embedder is not None:
             self._embedder.background()
         # Each thread has its own reading process: one ending never stops the next one's.

@@ -21,7 +21,7 @@ from host.knowledge.documents import MAX_FILE_BYTES, UnreadableDocumentError, re
 from host.knowledge.masking import mask_secrets
 from host.knowledge.store import word_values
 
-__all__ = ["READING_NICENESS", "FileRead", "ReadingProcess", "read_file"]
+__all__ = ["READING_NICENESS", "FileRead", "ReadingProcess", "lower_priority", "read_file"]
 
 READING_NICENESS = 10
 """How much lower than the host's the reading process's CPU priority is: the host answers first."""
@@ -69,11 +69,12 @@ def read_file(path: str) -> FileRead:
     return FileRead(stat.st_mtime_ns, stat.st_size, None, document.unit, tuple(chunks), words)
 
 
-def _lower_priority() -> None:
-    """In the worker, before its first file: give the CPU to the host whenever both want it."""
+def lower_priority() -> None:
+    """Lower the calling thread's CPU priority by `READING_NICENESS` (on Linux a thread has its own): the
+    reading process's before its first file, the indexing thread's as it starts; the event loop wins the CPU."""
     try:
         os.nice(READING_NICENESS)
-    except OSError:  # not allowed here: the worker reads at the host's priority
+    except OSError:  # not allowed here: the work runs at the host's priority
         pass
 
 
@@ -87,7 +88,7 @@ class ReadingProcess:
         if self._pool is None:
             # Spawned, not forked: the host has threads, and a fork would copy their locks mid-use.
             self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=lower_priority
             )
         try:
             return self._pool.submit(read_file, path).result()

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from host.knowledge import Owner
@@ -123,5 +124,23 @@ def test_a_change_after_the_base_fell_idle_is_read_by_the_same_reading_process(t
                 await until_idle(reports)
             assert multiprocessing.active_children() == [first]  # not a new worker per burst of changes
         assert multiprocessing.active_children() == []
+
+    asyncio.run(main())
+
+
+def test_the_indexing_thread_runs_below_the_event_loop_priority(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe saffron note.\n", encoding="utf-8")
+
+    async def main() -> None:
+        async with served_hub(tmp_path / "data") as (hub, reports):
+            await hub.add(ADA, [str(docs)], None)
+            await until_idle(reports)
+            [thread] = [t for t in threading.enumerate() if t.name == "knowledge-index"]  # waiting for more work
+            assert thread.native_id is not None
+            loop_niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            expected = min(19, loop_niceness + READING_NICENESS)
+            assert os.getpriority(os.PRIO_PROCESS, thread.native_id) == expected
 
     asyncio.run(main())
