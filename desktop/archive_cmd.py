@@ -35,9 +35,10 @@ def _request(data_dir: Path, method: str, params: dict[str, object], *, on_confl
         return None
 
 
-def run_export(agent: str, file: Path, data_dir: Path) -> int:
-    """Write `agent`'s archive to `file`. Returns the exit code."""
-    done = _request(data_dir, "agent.export", {"agentId": agent, "path": str(file.resolve())})
+def run_export(agent: str, file: Path, data_dir: Path, with_knowledge: bool = False) -> int:
+    """Write `agent`'s archive to `file` (with its knowledge when asked). Returns the exit code."""
+    params = {"agentId": agent, "path": str(file.resolve()), "withKnowledge": with_knowledge}
+    done = _request(data_dir, "agent.export", params)
     if done is None:
         return 1
     print(f"exported {agent}: {done['records']} memory records, {done['events']} transcript events to {done['path']}")

@@ -223,7 +223,7 @@ def _export(args: argparse.Namespace) -> int:
     from desktop.archive_cmd import run_export
     from protocol.datadir import resolve_data_dir
 
-    return run_export(args.agent, Path(args.file), resolve_data_dir(args.data_dir))
+    return run_export(args.agent, Path(args.file), resolve_data_dir(args.data_dir), args.with_knowledge)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -493,6 +493,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = _add(commands, "export", "Write an agent (profile, settings, transcript, memory) to one file.", _export)
     export.add_argument("agent", help="the agent's id")
     export.add_argument("file", help="the archive to write (never over an existing file)")
+    export.add_argument(
+        "--with-knowledge", action="store_true", help="also carry its knowledge (documents' chunks; none by default)"
+    )
     imported = _add(commands, "import", "Make an agent of an archive written by `hearth export`.", _import)
     imported.add_argument("file", help="the archive")
     imported.add_argument("--agent-id", help="import under this id instead of the one in the archive")

@@ -228,7 +228,7 @@ class HostServer:
         register_knowledge_methods(self.table, self.knowledge, self._knowledge_owner)
         register_proposal_methods(self.table, self.hub, self.store)
         self.together.work_service.before_delete.append(lambda w: self.knowledge.deactivate(Owner("work", w)))
-        archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents)
+        archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents, self.knowledge)
         register_archive_methods(self.table, archives, self.agents)
         register_schedule_methods(
             self.table,

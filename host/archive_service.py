@@ -1,6 +1,7 @@
 """Carrying an agent: export its profile, settings, transcript and ledger as one signed archive; import one.
 
-Export carries what is committed and nothing derived, secret or erased, signed with the installation's key.
+Export carries what is committed and nothing derived, secret or erased, signed with the installation's key;
+the agent's knowledge (its documents' chunks, no vectors) only when the person asks for it.
 Import runs in a worker thread (the host answers its other clients meanwhile), builds the agent in a hidden
 staging directory and renames it into place. An archive this installation did not sign brings its facts as
 proposals; whatever its settings would grant waits in `requested-settings.json` until a person adopts it
@@ -28,11 +29,15 @@ from host.agent_service import AgentService
 from host.archive_grants import adopt_patch, split_settings
 from host.errors import ConflictError, CorruptFileError, NotFoundError
 from host.foreign_memory import propose_facts
+from host.knowledge import KnowledgeHub, Owner
+from host.knowledge.carry import CarriedKnowledgeError, dump_knowledge, load_knowledge
+from host.knowledge.store import INDEX_FILE
 from host.memory.hub import MemoryHub
 from host.memory.ledger import Ledger
 from host.memory.records import format_instant
 from host.store.agents import AgentStore
 from host.store.archive import (
+    KNOWLEDGE,
     LEDGER,
     TRANSCRIPT,
     AgentArchive,
@@ -88,17 +93,27 @@ class ArchiveService:
         hub: their memories.
         key: this installation's signing key.
         agents: changes and announces an agent's settings (with the checks of `agent.update`).
+        knowledge: the knowledge bases (None: an archive's knowledge is neither written nor taken).
     """
 
-    def __init__(self, store: AgentStore, hub: MemoryHub, key: SigningKey, agents: AgentService) -> None:
+    def __init__(
+        self,
+        store: AgentStore,
+        hub: MemoryHub,
+        key: SigningKey,
+        agents: AgentService,
+        knowledge: KnowledgeHub | None = None,
+    ) -> None:
         self._store = store
         self._hub = hub
         self._key = key
         self._agents = agents
+        self._knowledge = knowledge
         self._adopting = asyncio.Lock()
 
-    async def export(self, agent_id: str, path: Path) -> AgentExportResult:
-        """Write the agent's signed archive to `path` (mode 0600), which must not exist yet.
+    async def export(self, agent_id: str, path: Path, with_knowledge: bool = False) -> AgentExportResult:
+        """Write the agent's signed archive to `path` (mode 0600), which must not exist yet; with its knowledge
+        only when `with_knowledge`.
 
         Raises:
             NotFoundError: no such agent.
@@ -124,7 +139,11 @@ class ArchiveService:
         }
         target = path.expanduser().resolve()
 
+        index = Owner("agent", agent_id).directory(self._store.agents_dir.parent) / INDEX_FILE
+
         def write() -> int:
+            if with_knowledge and index.exists():
+                files[KNOWLEDGE] = dump_knowledge(index)
             data = pack_archive(manifest, files, self._key.sign)
             if not create_bytes_atomic(target, data, mode=0o600):
                 raise ConflictError(f"{target} exists; the archive is never written over a file")
@@ -150,6 +169,8 @@ class ArchiveService:
             await asyncio.to_thread(shutil.rmtree, staging, True)
         self._store.get(done.agent_id)  # the settings must read as agent settings
         self._hub.get(done.agent_id)  # opening rebuilds the index and renders MEMORY.md: it answers at once
+        if self._knowledge is not None:
+            await self._knowledge.activate(Owner("agent", done.agent_id))  # its vectors are computed here
         return done
 
     def _build(self, path: Path, agent_id: str | None, staging: Path) -> ImportDone:
@@ -168,6 +189,13 @@ class ArchiveService:
         safe, grants = split_settings(requested)
         for sub in ("memory", "scratch"):
             (staging / sub).mkdir()
+        if archive.knowledge_file is not None:
+            if self._knowledge is not None:
+                try:
+                    load_knowledge(archive.knowledge_file, staging / "knowledge", self._knowledge.refusal)
+                except CarriedKnowledgeError as exc:
+                    raise ArchiveError(f"the archive's knowledge is not valid ({exc}); nothing was imported") from exc
+            archive.knowledge_file.unlink()
         proposed = left_out = 0
         if reason is None:
             os.rename(archive.ledger_file, _ledger_path(staging))

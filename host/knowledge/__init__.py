@@ -6,10 +6,13 @@ reaches them only through its knowledge tools, as untrusted document content; wi
 of it is offered, watched or indexed. `KnowledgeHub` is the part the host wires in.
 """
 
-from host.knowledge.base import KnowledgeBase, Owner
-from host.knowledge.errors import InadmissiblePathError, KnowledgeOffError, SourceNotFoundError
-from host.knowledge.hub import KnowledgeHub, KnowledgeStatus
-from host.knowledge.search import DEFAULT_KNOWLEDGE_RANKING, KnowledgeHit, KnowledgeRanking, search_chunks
+import typing
+
+if typing.TYPE_CHECKING:
+    from host.knowledge.base import KnowledgeBase, Owner
+    from host.knowledge.errors import InadmissiblePathError, KnowledgeOffError, SourceNotFoundError
+    from host.knowledge.hub import KnowledgeHub, KnowledgeStatus
+    from host.knowledge.search import DEFAULT_KNOWLEDGE_RANKING, KnowledgeHit, KnowledgeRanking, search_chunks
 
 __all__ = [
     "DEFAULT_KNOWLEDGE_RANKING",
@@ -24,3 +27,21 @@ __all__ = [
     "SourceNotFoundError",
     "search_chunks",
 ]
+
+_HOMES = {
+    name: f"host.knowledge.{module}"
+    for module, names in {
+        "base": ("KnowledgeBase", "Owner"),
+        "errors": ("InadmissiblePathError", "KnowledgeOffError", "SourceNotFoundError"),
+        "hub": ("KnowledgeHub", "KnowledgeStatus"),
+        "search": ("DEFAULT_KNOWLEDGE_RANKING", "KnowledgeHit", "KnowledgeRanking", "search_chunks"),
+    }.items()
+    for name in names
+}
+
+
+def __getattr__(name: str) -> object:
+    # Loaded when first asked for: the reading process imports this package and needs none of these.
+    from host.lazy_exports import load_export
+
+    return load_export(__name__, _HOMES, name)

@@ -187,16 +187,23 @@ class KnowledgeHub:
 
     # ---- a person's acts
 
+    def refusal(self, raw: str) -> str | None:
+        """Why `raw` is never admitted (not absolute, in the data dir, a system tree), or None."""
+        if not raw.startswith("/") or "\x00" in raw:
+            return f"{raw!r} is not an absolute path"
+        path = os.path.realpath(raw)
+        if _within(path, os.path.realpath(self.data_dir)):
+            return f"{raw} is inside Hearth's data directory, which is never admitted"
+        if any(_within(path, tree) for tree in _SYSTEM_TREES) or path == "/":
+            return f"{raw} is a system tree, which is never admitted"
+        return None
+
     def _admissible(self, raw: str) -> tuple[str, str]:
         """(canonical path, `file` or `folder`). Raises: InadmissiblePathError."""
-        if not raw.startswith("/") or "\x00" in raw:
-            raise InadmissiblePathError(f"{raw!r} is not an absolute path")
+        problem = self.refusal(raw)
+        if problem is not None:
+            raise InadmissiblePathError(problem)
         path = os.path.realpath(raw)
-        data_dir = os.path.realpath(self.data_dir)
-        if _within(path, data_dir):
-            raise InadmissiblePathError(f"{raw} is inside Hearth's data directory, which is never admitted")
-        if any(_within(path, tree) for tree in _SYSTEM_TREES) or path == "/":
-            raise InadmissiblePathError(f"{raw} is a system tree, which is never admitted")
         if os.path.isdir(path):
             return path, "folder"
         if not os.path.isfile(path):

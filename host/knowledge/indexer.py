@@ -1,4 +1,4 @@
-"""The indexing thread: one per host, for every open knowledge base; it exists only while there is work.
+"""The indexing thread: one per host, for every open knowledge base; it lives while there is work (and `LINGER`).
 
 It takes a person's acts first (admit, remove, pause, resume), then the files waiting to be read (round robin
 between bases), then vectors for chunks that lack one, 16 at a time. A file is read into masked chunks by a
@@ -21,16 +21,18 @@ import numpy as np
 
 from host.knowledge.base import Job, KnowledgeBase
 from host.knowledge.documents import document_kind
-from host.knowledge.reading import ReadingProcess
+from host.knowledge.reading import ReadingProcess, lower_priority
 from host.knowledge.store import FileState, SourceSpec
 from host.knowledge.vectors import passage_text
 from host.memory.embedder import Embedder
 
-__all__ = ["Indexer", "EMBED_BATCH", "SKIPPED_DIRS", "source_files", "matches"]
+__all__ = ["EMBED_BATCH", "LINGER", "SKIPPED_DIRS", "Indexer", "matches", "source_files"]
 
 logger = logging.getLogger(__name__)
 
 EMBED_BATCH = 16
+LINGER = 10.0
+"""Seconds the thread (and its reading process) waits for more work before it ends, while a base is open."""
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", ".venv", "venv"})
 """Folders never read (with every folder whose name starts with a dot)."""
 
@@ -150,6 +152,7 @@ class Indexer:
             base.queued_paths.clear()
             if base in self._bases:
                 self._bases.remove(base)
+            self._wakeup.notify_all()  # a thread waiting for more work ends when no base is left
             while self._busy is base or (not self._bases and self._thread is not None):
                 self._wakeup.wait()
 
@@ -209,6 +212,7 @@ class Indexer:
         return not self._stopped and any(b.urgent or b.files or self._embeddable(b) for b in self._bases)
 
     def _run(self) -> None:
+        lower_priority()  # its SQLite writes and vectors take CPU the event loop may want more
         if self._embedder is not None:
             self._embedder.background()
         # Each thread has its own reading process: one ending never stops the next one's.
@@ -216,6 +220,12 @@ class Indexer:
         try:
             while True:
                 self._serve(reader)
+                with self._wakeup:
+                    # Changes come in bursts (an editor's saves, a checkout): the thread and its worker wait
+                    # a moment for the next one rather than start again for each, and end with the last base.
+                    self._wakeup.wait_for(lambda: self._has_work() or self._stopped or not self._bases, LINGER)
+                    if self._has_work():
+                        continue
                 # The worker ends before the thread says it has: no reading process outlives `running`.
                 reader.stop()
                 with self._wakeup:
@@ -319,7 +329,7 @@ class Indexer:
             base.vectors.drop(base.writer.drop_file(spec.source_id, path))  # gone, or no longer a plain file
             return
         state = FileState(read.mtime_ns, read.size, read.reason)
-        removed, _ = base.writer.replace_file(spec.source_id, path, state, read.unit, read.chunks)
+        removed, _ = base.writer.replace_file(spec.source_id, path, state, read.unit, read.chunks, read.words)
         base.vectors.drop(removed)
         if read.reason is None:
             base.unembedded = True

@@ -1,11 +1,11 @@
 """Knowledge search: chunks ranked by words (FTS5 BM25) and by meaning (e5), fused by rank.
 
 Both lists go through `host.rank_fusion.fuse`, the function memory's recall uses, with knowledge's own
-weights. The word list ORs the query's content words (memory's query rules: Porter stems, stopwords out,
-CJK bigrams; a word in very many chunks only ranks the chunks rarer words find) and weighs a chunk's heading
-path twice its text. The meaning list holds the chunks whose vector is at least `dense_floor` from the
-query's. Each hit says why it matched: its rank in each list, the
-query words it holds, its cosine. A query without content words and without a vector finds nothing.
+weights. The word list is FTS5's own BM25 ranking of the query's content words ORed (memory's query rules:
+Porter stems, stopwords out, CJK bigrams), the heading path and the text weighed alike, so fusion's words
+are plain FTS5's and meaning only adds to them. The meaning list holds the chunks whose vector is at least
+`dense_floor` from the query's. Each hit says why it matched: its rank in each list, the query words it
+holds, its cosine. A query without content words and without a vector finds nothing.
 """
 
 from __future__ import annotations
@@ -50,27 +50,9 @@ class KnowledgeHit:
     terms: tuple[str, ...]
 
 
-COMMON_TERM_CHUNKS = 1000
-"""A query word held by more chunks than this finds no chunk by itself while rarer words are in the query: a
-scan of every chunk holding it costs more than it finds. It still counts in the BM25 of the chunks the rarer
-words find."""
-
-
-def word_expression(store: KnowledgeStore, terms: list[str]) -> str | None:
-    """The FTS5 expression of the word list: the query's words the index holds, ORed; with both rare and common
-    ones, only chunks holding a rare word match, and BM25 weighs every word in them."""
-    counts = store.document_frequencies(terms, COMMON_TERM_CHUNKS)
-    held = [term for term, count in zip(terms, counts, strict=True) if count > 0]
-    rare = [term for term, count in zip(terms, counts, strict=True) if 0 < count <= COMMON_TERM_CHUNKS]
-    every = match_expression(held)
-    if not rare or len(rare) == len(held):
-        return every
-    return f"({match_expression(rare)}) AND ({every})"
-
-
 def words_only(store: KnowledgeStore, query: str, limit: int) -> list[int]:
     """The word list alone: chunk ids by BM25 over the query's content words, best first."""
-    expression = word_expression(store, query_terms(query))
+    expression = match_expression(query_terms(query))
     return [] if expression is None else [chunk for chunk, _ in store.words(expression, limit)]
 
 
@@ -105,7 +87,7 @@ def search_chunks(
         return []
     depth = max(limit, ranking.depth)
     terms = query_terms(query)
-    expression = word_expression(store, terms)
+    expression = match_expression(terms)
     words = [chunk for chunk, _ in store.words(expression, depth)] if expression else []
     near: list[tuple[int, float]] = []
     if vector is not None and ranking.dense_weight > 0:

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,16 @@ from typing import Any
 from host.knowledge.chunks import Chunk, heading_text
 from host.memory.query import FTS_TOKENIZER, index_body
 
-__all__ = ["KnowledgeStore", "SourceRow", "SourceSpec", "ChunkRow", "FileState", "INDEX_FILE", "SCHEMA_VERSION"]
+__all__ = [
+    "INDEX_FILE",
+    "SCHEMA_VERSION",
+    "ChunkRow",
+    "FileState",
+    "KnowledgeStore",
+    "SourceRow",
+    "SourceSpec",
+    "word_values",
+]
 
 INDEX_FILE = "index.sqlite"
 SCHEMA_VERSION = "1"
@@ -108,9 +117,13 @@ def _chunk(row: Sequence[Any]) -> ChunkRow:
     return ChunkRow(row[0], row[1], row[2], row[3], row[4], heading, row[6], row[7], row[8], bool(row[9]))
 
 
-def _word_values(heading: str, text: str) -> tuple[str, str]:
+def word_values(heading: tuple[str, ...], text: str) -> tuple[str, str]:
     """What the word index holds for a chunk: its heading path as one line, and its text's index body."""
-    return heading_text(tuple(json.loads(heading))), index_body(text)
+    return heading_text(heading), index_body(text)
+
+
+def _word_values(heading: str, text: str) -> tuple[str, str]:
+    return word_values(tuple(json.loads(heading)), text)
 
 
 class KnowledgeStore:
@@ -255,9 +268,11 @@ class KnowledgeStore:
         path: str,
         state: FileState,
         unit: str,
-        chunks: Iterable[tuple[Chunk, bool]],
+        chunks: Sequence[tuple[Chunk, bool]],
+        words: Sequence[tuple[str, str]] = (),
     ) -> tuple[list[int], list[int]]:
-        """Store a file's chunks (or, with `state.reason`, that it failed) in place of what it had.
+        """Store a file's chunks (or, with `state.reason`, that it failed) in place of what it had; `words`, when
+        given, holds each chunk's `word_values` (computed by the reading process, not on this thread).
 
         Returns:
             The ids of the chunks removed and of those added.
@@ -280,10 +295,8 @@ class KnowledgeStore:
                     (file_id, ordinal, heading, chunk.start, chunk.end, chunk.text, int(masked)),
                 )
                 chunk_id = int(row.lastrowid or 0)
-                db.execute(
-                    "INSERT INTO words(rowid, heading, body) VALUES (?, ?, ?)",
-                    (chunk_id, *_word_values(heading, chunk.text)),
-                )
+                values = words[ordinal] if words else word_values(chunk.heading, chunk.text)
+                db.execute("INSERT INTO words(rowid, heading, body) VALUES (?, ?, ?)", (chunk_id, *values))
                 added.append(chunk_id)
         return removed, added
 
@@ -324,10 +337,10 @@ class KnowledgeStore:
     # ---- reading
 
     def words(self, expression: str, limit: int) -> list[tuple[int, float]]:
-        """Chunks matching an FTS5 expression, best BM25 first (the heading counts twice as much as the text)."""
+        """Chunks matching an FTS5 expression, best BM25 first (the heading and the text weighed alike)."""
         with self.lock:
             return self._db.execute(
-                "SELECT rowid, bm25(words, 2.0, 1.0) AS score FROM words WHERE words MATCH ? ORDER BY score LIMIT ?",
+                "SELECT rowid, bm25(words) AS score FROM words WHERE words MATCH ? ORDER BY score LIMIT ?",
                 (expression, limit),
             ).fetchall()
 
@@ -338,16 +351,6 @@ class KnowledgeStore:
                 "SELECT rowid FROM words WHERE words MATCH ? ORDER BY rank LIMIT ?", (expression, limit)
             ).fetchall()
         return [row[0] for row in rows]
-
-    def document_frequencies(self, terms: Sequence[str], cap: int) -> list[int]:
-        """How many chunks hold each term, counted no higher than `cap` + 1."""
-        counts = []
-        with self.lock:
-            for term in terms:
-                phrase = '"' + term.replace('"', '""') + '"'
-                sql = "SELECT count(*) FROM (SELECT rowid FROM words WHERE words MATCH ? LIMIT ?)"
-                counts.append(int(self._db.execute(sql, (phrase, cap + 1)).fetchone()[0]))
-        return counts
 
     def holding(self, term: str, ids: Sequence[int]) -> list[int]:
         """Those of the chunks `ids` whose heading or text holds `term` (as the index stems it)."""

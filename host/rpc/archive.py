@@ -24,7 +24,7 @@ def register_archive_methods(table: ShellTable, archives: ArchiveService, agents
     """Add `agent.export`, `agent.import` and `agent.adoptSettings` to `table`."""
 
     async def export(p: AgentExportParams) -> AgentExportResult:
-        return await archives.export(p.agent_id, Path(p.path))
+        return await archives.export(p.agent_id, Path(p.path), p.with_knowledge)
 
     async def import_agent(p: AgentImportParams) -> AgentImportResult:
         done = await archives.import_archive(Path(p.path), p.agent_id)

@@ -1,4 +1,5 @@
-"""The agent archive: one gzipped tar of an agent's profile, settings, transcript and ledger, and a signature.
+"""The agent archive: one gzipped tar of an agent's profile, settings, transcript and ledger, and a signature
+(and its knowledge, `knowledge.jsonl`, when the person asked for it).
 
 Packing is pure; `signature.json` signs the chain head and every other member's SHA-256. Reading streams the
 file (call it in a worker thread): each member is checked from its tar header (a known name, a regular file,
@@ -30,6 +31,7 @@ from host.store.tar_reader import Readable, TarFormatError, TarReader
 
 __all__ = [
     "ARCHIVE_FORMAT",
+    "KNOWLEDGE",
     "LEDGER",
     "MANIFEST",
     "MEMBER_CAPS",
@@ -52,12 +54,13 @@ MANIFEST = "hearth-agent.json"
 TRANSCRIPT = "transcript.jsonl"
 LEDGER = "memory/ledger.jsonl"
 SIGNATURE = "signature.json"
+KNOWLEDGE = "knowledge.jsonl"
 MEMBERS = (MANIFEST, "profile.json", "settings.json", TRANSCRIPT, LEDGER)
-"""The members every archive holds; `signature.json` is the one optional member."""
+"""The members every archive holds; `signature.json` and `knowledge.jsonl` are the optional ones."""
 _SIGNED_FORMAT = "hearth-agent-signature"
 _MiB = 1 << 20
 MEMBER_CAPS = {MANIFEST: _MiB, "profile.json": _MiB, "settings.json": _MiB, SIGNATURE: _MiB}
-MEMBER_CAPS |= {TRANSCRIPT: 512 * _MiB, LEDGER: 64 * _MiB}
+MEMBER_CAPS |= {TRANSCRIPT: 512 * _MiB, LEDGER: 64 * _MiB, KNOWLEDGE: 256 * _MiB}
 """The most bytes each member may hold; the ledger is held in memory while it is checked."""
 TOTAL_CAP = 512 * _MiB
 """The most bytes all members together may hold, once decompressed."""
@@ -75,7 +78,8 @@ class TamperedArchiveError(ArchiveError):
 class AgentArchive:
     """An archive's contents, checked. `ledger_file` is the ledger as it came, in the staging directory;
     `events` counts the transcript written there; `digests` has the SHA-256 of every member as read,
-    `signature` the signature file if any (an empty dict when it is not a JSON object)."""
+    `signature` the signature file if any (an empty dict when it is not a JSON object); `knowledge_file` the
+    knowledge as it came, when the archive carries it (checked as it is loaded, `host.knowledge.carry`)."""
 
     manifest: dict[str, Any]
     profile: dict[str, Any]
@@ -86,6 +90,7 @@ class AgentArchive:
     head: str
     events: int
     ledger_file: Path
+    knowledge_file: Path | None = None
 
 
 def _size(value: int) -> str:
@@ -98,7 +103,7 @@ def _manifest_bytes(manifest: dict[str, Any]) -> bytes:
 
 
 def _statement(digests: dict[str, str], head: str, records: int) -> dict[str, Any]:
-    members = {name: digests[name] for name in MEMBERS}
+    members = {name: digests[name] for name in (*MEMBERS, KNOWLEDGE) if name in digests}
     return {"format": _SIGNED_FORMAT, "version": 1, "head": head, "records": records, "members": members}
 
 
@@ -154,6 +159,7 @@ def _checked_name(name: str, kind: str) -> str:
 
 
 _LEDGER_FILE = ".archive-ledger"
+_KNOWLEDGE_FILE = ".archive-knowledge"
 
 
 def read_archive(path: Path, staging: Path) -> AgentArchive:
@@ -215,6 +221,7 @@ def read_archive(path: Path, staging: Path) -> AgentArchive:
         report.head,
         events,
         staging / _LEDGER_FILE,
+        staging / _KNOWLEDGE_FILE if KNOWLEDGE in digests else None,
     )
 
 
@@ -252,8 +259,10 @@ def _read_members(reader: TarReader, staging: Path) -> tuple[dict[str, bytes], d
                 events = copy.close()
             finally:
                 copy.discard()
-        elif name == LEDGER:
-            ledger = NewFile(staging / _LEDGER_FILE, "the archive being imported")
+        elif name in (LEDGER, KNOWLEDGE):
+            ledger = NewFile(
+                staging / (_LEDGER_FILE if name == LEDGER else _KNOWLEDGE_FILE), "the archive being imported"
+            )
             try:
                 for chunk in reader.chunks():  # read errors are the archive's, write errors the disk's
                     digest.update(chunk)
@@ -344,7 +353,7 @@ def signature_problem(archive: AgentArchive, check: Callable[[dict[str, Any]], s
     if signed.get("head") != archive.head or signed.get("records") != len(archive.records):
         return "its signature is for another memory: the ledger's chain head is not the one this installation signed"
     members = signed.get("members")
-    for name in MEMBERS:
-        if not isinstance(members, dict) or members.get(name) != archive.digests[name]:
+    for name in (*MEMBERS, KNOWLEDGE):  # knowledge signed and then taken out is a change too
+        if not isinstance(members, dict) or members.get(name) != archive.digests.get(name):
             return f"its {name} was changed after this installation signed it"
     return None

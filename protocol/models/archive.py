@@ -53,10 +53,12 @@ class SettingsGrant(WireModel):
 
 
 class AgentExportParams(Params):
-    """`path` is where the host writes the archive; an existing file is never replaced."""
+    """`path` is where the host writes the archive; an existing file is never replaced. `withKnowledge` adds the
+    agent's knowledge (its sources and chunks, no vectors; imported paused); without it none is carried."""
 
     agent_id: str = Field(pattern=AGENT_ID_PATTERN)
     path: str = Field(min_length=1)
+    with_knowledge: bool = False
 
 
 class AgentExportResult(WireModel):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import io
 import json
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -265,5 +267,38 @@ def test_a_path_that_cannot_be_admitted_is_refused_and_nothing_is_admitted(tmp_p
                 assert await _refused(host, "knowledge.add", {**ADA, "paths": paths}) == INVALID_PARAMS
             assert (await host.call("knowledge.list", ADA))["sources"] == []
             assert await _refused(host, "knowledge.list", {"agentId": "nobody"}) == NOT_FOUND
+
+    _run(main, server)
+
+
+def test_an_archive_whose_knowledge_names_a_path_never_admitted_is_refused_whole(tmp_path: Path) -> None:
+    docs = write_corpus(tmp_path / "docs")
+    data = tmp_path / "data"
+    server = ChatServer()
+
+    async def main() -> None:
+        async with HostProcess(data) as host:
+            await _agent(host, server)
+            await admit(host, ADA, str(docs))
+            archive = tmp_path / "ada.hearth"
+            await host.call("agent.export", {**ADA, "path": str(archive), "withKnowledge": True})
+            with tarfile.open(archive, "r:gz") as tar:
+                members = {m.name: (tar.extractfile(m) or io.BytesIO()).read() for m in tar}
+            hostile = members["knowledge.jsonl"].replace(str(docs).encode(), str(data.resolve() / "agents").encode())
+            forged = tmp_path / "forged.hearth"
+            with tarfile.open(forged, "w:gz") as tar:
+                for name, body in (members | {"knowledge.jsonl": hostile}).items():
+                    info = tarfile.TarInfo(name)
+                    info.size = len(body)
+                    tar.addfile(info, io.BytesIO(body))
+            code = await _refused(host, "agent.import", {"path": str(forged), "agentId": "ada-copy"})
+            assert code == INVALID_PARAMS
+            agents = [a["agentId"] for a in (await host.call("agent.list", {}))["agents"]]
+            assert agents == ["ada"] and not (data / "agents" / "ada-copy").exists()
+            assert [p.name for p in (data / "agents").iterdir() if p.name.startswith(".import")] == []
+            assert (await host.call("knowledge.search", {**ADA, "query": "zephyrine"}))["hits"]  # ada keeps hers
+            imported = await host.call("agent.import", {"path": str(archive), "agentId": "ada-copy"})
+            assert imported["agent"]["agentId"] == "ada-copy"  # the archive as exported imports
+            assert (await host.call("knowledge.search", {"agentId": "ada-copy", "query": "zephyrine"}))["hits"]
 
     _run(main, server)

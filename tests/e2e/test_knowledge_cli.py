@@ -4,6 +4,7 @@ matched), pauses it and removes it from the terminal, attached to the running ho
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 import subprocess
@@ -14,14 +15,18 @@ from tests.support.documents import write_corpus
 from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 
-def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hearth", "knowledge", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "hearth", *args, "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
         timeout=120,
     )
+
+
+def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _cli(data_dir, "knowledge", *args)
 
 
 def test_a_person_admits_searches_pauses_and_removes_documents_from_the_terminal(tmp_path: Path) -> None:
@@ -52,6 +57,44 @@ def test_a_person_admits_searches_pauses_and_removes_documents_from_the_terminal
 
     async def main() -> None:
         async with HostProcess(data) as host:  # the commands attach to this host through its socket
+            await host.call("agent.create", {"name": "Ann", "agentId": "ann", "settings": scripted_model()})
+            await asyncio.to_thread(check)
+
+    asyncio.run(main())
+
+
+def test_an_export_carries_knowledge_only_with_the_flag_and_another_data_dir_searches_it_after_import(
+    tmp_path: Path,
+) -> None:
+    data, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    docs = write_corpus(tmp_path / "docs")
+    key = "sk-proj-" + "Q7w9E2r4T6y8U1i3O5p7A9s2D4f6G8h1J3k5"
+    (docs / "deploy.md").write_text(f"# Deploy\n\nThe gannetry server.\n\nOPENAI_API_KEY={key}\n", encoding="utf-8")
+    plain, carried = tmp_path / "plain.hearth", tmp_path / "carried.hearth"
+
+    def check() -> None:
+        assert _hearth(data, "ann", "add", str(docs)).returncode == 0
+        assert _cli(data, "export", "ann", str(plain)).returncode == 0
+        exported = _cli(data, "export", "ann", str(carried), "--with-knowledge")
+        assert exported.returncode == 0, exported.stderr
+        # The default carries no byte of any document; the flag carries them, the key still masked.
+        for needle in (b"quillfeather", b"zephyrine", b"gannetry"):
+            assert needle not in gzip.decompress(plain.read_bytes())
+            assert needle in gzip.decompress(carried.read_bytes())
+        assert key.encode() not in gzip.decompress(carried.read_bytes())
+        imported = _cli(elsewhere, "import", str(carried))
+        assert imported.returncode == 0, imported.stderr
+        found = _hearth(elsewhere, "ann", "search", "quillfeather", "brush")
+        assert found.returncode == 0, found.stderr
+        assert f"1. {docs / 'manual.html'}:8-9" in found.stdout
+        listing = json.loads(_hearth(elsewhere, "ann", "list", "--json").stdout)
+        [source] = listing["sources"]
+        assert (source["path"], source["state"], source["files"]) == (str(docs), "paused", 4)  # read nothing here
+        assert _cli(elsewhere, "import", str(plain), "--agent-id", "ann-plain").returncode == 0
+        assert json.loads(_hearth(elsewhere, "ann-plain", "list", "--json").stdout)["sources"] == []
+
+    async def main() -> None:
+        async with HostProcess(data) as host, HostProcess(elsewhere):
             await host.call("agent.create", {"name": "Ann", "agentId": "ann", "settings": scripted_model()})
             await asyncio.to_thread(check)
 

@@ -16,6 +16,7 @@ import pytest
 from host.memory.records import GENESIS, Record, canonical_json, content_signature, seal
 from host.store import archive
 from host.store.archive import (
+    KNOWLEDGE,
     LEDGER,
     MANIFEST,
     SIGNATURE,
@@ -244,3 +245,40 @@ def test_a_ledger_line_longer_than_any_record_is_not_read_whole_and_the_archive_
     with pytest.raises(TamperedArchiveError) as refused:
         read_archive(path, staging(tmp_path))
     assert refused.value.data["firstBadSeq"] == 2
+
+
+KNOWN = b'{"source":{"id":"s-0a1b2c3d","path":"/docs","kind":"folder","pattern":null,"addedAt":"t"}}\n'
+
+
+def test_carried_knowledge_is_signed_and_changing_or_dropping_it_is_named(tmp_path: Path) -> None:
+    key = SigningKey(tmp_path)
+    path = packed(tmp_path, key, files({KNOWLEDGE: KNOWN}))
+    read = read_archive(path, staging(tmp_path))
+    assert signature_problem(read, key.check) is None
+    assert read.knowledge_file is not None and read.knowledge_file.read_bytes() == KNOWN
+    members = members_of(path)
+    for name, forged_members in (
+        ("changed", members | {KNOWLEDGE: KNOWN.replace(b"/docs", b"/home")}),
+        ("dropped", {n: d for n, d in members.items() if n != KNOWLEDGE}),
+    ):
+        forged = tmp_path / f"{name}.hearth"
+        forged.write_bytes(raw_tar(*((entry(n, len(d)), d) for n, d in forged_members.items())))
+        problem = signature_problem(read_archive(forged, staging(tmp_path / name)), key.check)
+        assert problem == f"its {KNOWLEDGE} was changed after this installation signed it", name
+    plain = read_archive(packed(tmp_path / "plain", key), staging(tmp_path / "plain"))
+    assert plain.knowledge_file is None and signature_problem(plain, key.check) is None
+
+
+@pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE], ids=["symlink", "hard link"])
+def test_knowledge_that_is_a_link_or_larger_than_its_cap_is_refused_before_it_is_read(
+    tmp_path: Path, kind: bytes
+) -> None:
+    huge = archive.MEMBER_CAPS[KNOWLEDGE] + 1
+    for name, member in (("link", entry(KNOWLEDGE, 0, kind)), ("huge", entry(KNOWLEDGE, huge))):
+        path = tmp_path / f"{name}.hearth"
+        path.write_bytes(raw_tar((entry(MANIFEST, 2), b"{}"), (member, b"")))
+        with pytest.raises(ArchiveError) as refused:
+            read_archive(path, staging(tmp_path / name))
+        assert refused.value.code == INVALID_PARAMS, name
+        assert not (tmp_path / name / "staging" / ".archive-knowledge").exists()
+    assert refused.value.data == {"member": KNOWLEDGE, "size": huge, "cap": archive.MEMBER_CAPS[KNOWLEDGE]}
