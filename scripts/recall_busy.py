@@ -118,7 +118,9 @@ class _Host:
 
 async def _create_agent(data: Path) -> None:
     async with _Host(data, embeddings=False) as host:
-        await host.call("agent.create", {"name": AGENT, "agentId": AGENT, "settings": {"model": {"provider": "scripted"}}})
+        await host.call(
+            "agent.create", {"name": AGENT, "agentId": AGENT, "settings": {"model": {"provider": "scripted"}}}
+        )
 
 
 async def _search(host: _Host, question: str) -> tuple[float, dict[str, Any]]:
@@ -193,12 +195,14 @@ def bench_busy(conversations: list[Conversation], *, size: int, searches: int, w
         ratio = _p95(on) / _p95(off)
         rss_on = runs["embeddings on"]["rss"]
         growth = rss_on[max(rss_on)] / rss_on[10]
-        print(f"p95 on / off: {ratio:.2f} (goal <= 3); RSS after {len(questions)} / after 10: {growth:.2f} (goal <= 1.2)")
+        print(
+            f"p95 on / off: {ratio:.2f} (goal <= 3); RSS after {len(questions)} / after 10: {growth:.2f} (goal <= 1.2)"
+        )
         data = Path(tmp) / "rate"
         shutil.copytree(base, data)
         rate, written, load = asyncio.run(_embedding_rate(data, window))
         print(
             f"no hogs: {rate:.1f} notes/s embedded over {window:.0f} s ({written:,} of {size:,} written), "
-            f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; 10,000 notes: {10_000 / max(rate, 1e-9) / 60:.1f} min "
-            "(goal <= 5 min on an idle machine)"
+            f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; "
+            f"10,000 notes: {10_000 / max(rate, 1e-9) / 60:.1f} min (goal <= 5 min on an idle machine)"
         )
