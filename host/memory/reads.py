@@ -41,9 +41,9 @@ __all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", 
 
 VIEWS = ("current", "conflicts", "proposed", "all", "retracted")
 
-FRESH_BACKLOG = 4
+FRESH_BACKLOG = 16
 """A recall computes itself the vectors of at most this many facts noted just before it (read your own
-writes), rather than wait for the background worker's batch."""
+writes), rather than wait for the background worker's batch (a longer backlog is a rebuild's backfill)."""
 
 
 @dataclass(frozen=True, slots=True)
