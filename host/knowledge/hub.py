@@ -82,7 +82,9 @@ class KnowledgeHub:
         self.data_dir = data_dir
         self._is_on = is_on
         self._on_progress = on_progress
-        self._embedder = default_embedder() if isinstance(embedder, str) else embedder
+        # The process's embedder is loaded in `serve`, off the loop: the host answers before the model is ready.
+        self._load_default = isinstance(embedder, str)
+        self._embedder = None if isinstance(embedder, str) else embedder
         self.indexer = Indexer(self._embedder, self._from_thread, excluded=os.path.realpath(data_dir))
         self._bases: dict[str, KnowledgeBase] = {}
         self._watches: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
@@ -97,6 +99,9 @@ class KnowledgeHub:
     async def serve(self, owners: Callable[[], Iterable[Owner]]) -> None:
         """Activate every base that has sources and whose knowledge is on, then own the watchers until cancelled."""
         self._loop = asyncio.get_running_loop()
+        if self._load_default:
+            self._embedder = await asyncio.to_thread(default_embedder)
+            self.indexer.adopt(self._embedder)
         try:
             async with asyncio.TaskGroup() as tasks:
                 self._tasks = tasks

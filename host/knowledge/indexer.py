@@ -135,6 +135,13 @@ class Indexer:
                     self._bases.append(base)
                 self._start()
 
+    def adopt(self, embedder: Embedder | None) -> None:
+        """Compute vectors with `embedder` from now on (the process's, once it has loaded)."""
+        with self._wakeup:
+            self._embedder = embedder
+            if self._bases and embedder is not None:
+                self._start()
+
     def _start(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="knowledge-index", daemon=True)

@@ -10,6 +10,7 @@ wheel for Windows) or failing to load, `default_embedder()` is None and recall r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import importlib
 import logging
@@ -32,7 +33,9 @@ __all__ = [
     "SWITCH",
     "load_embedder",
     "default_embedder",
+    "loaded_embedder",
     "use_embedder",
+    "team_size",
 ]
 
 logger = logging.getLogger(__name__)
@@ -41,10 +44,27 @@ Vectors = npt.NDArray[np.float32]
 """Rows of unit-length embeddings, one per text."""
 
 QUERY_THREADS = min(2, os.cpu_count() or 1)
-"""OpenMP threads per query: two halve a query on an idle 2-core machine (a 32-token question 39 -> 21 ms),
-and measured beside busy processes they cost no more than one thread (two busy: 45 against 44 ms; four:
-105 against 137). The background worker computes passages on one thread (`background`)."""
+"""The most OpenMP threads one engine call uses: two halve a query on an idle 2-core machine (a 32-token
+question 39 -> 21 ms). Each call takes them only while a core is free (`team_size`)."""
 _ENGINE_ENVIRONMENT = {"OMP_NUM_THREADS": str(QUERY_THREADS)}
+BACKGROUND_NICE = 10
+"""How much lower the background worker's thread runs than the host's other threads (Linux `nice`), so a
+search's query (and the rest of the host) takes the core first and the backlog waits, never the other way."""
+
+
+def team_size() -> int:
+    """OpenMP threads for the next engine call: two only while fewer tasks are runnable than there are cores.
+
+    The engine's team meets at a barrier after every step of every layer; when a core is taken by other work,
+    a team member waits for the scheduler at each of them (measured beside two busy processes: a query 205 ms
+    median and 2 s at p95 on two threads, 32 / 43 ms on one). `/proc/loadavg`'s runnable count is read at
+    the moment of the call (it includes the caller); elsewhere one thread.
+    """
+    try:
+        runnable = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return 1
+    return QUERY_THREADS if runnable < (os.cpu_count() or 1) else 1
 
 
 class Embedder(Protocol):
@@ -58,7 +78,7 @@ class Embedder(Protocol):
     def query(self, text: str) -> Vectors: ...
 
     def background(self) -> None:
-        """Called once in a background thread: its calls then take one core, leaving the rest to the host."""
+        """Called once in a background thread: its calls then yield the cores to the host's other work."""
 
 
 class E5Embedder:
@@ -81,16 +101,26 @@ class E5Embedder:
     def passages(self, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        self._team()
         return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
     def query(self, text: str) -> Vectors:
-        vector = self._queries.submit(self._model.query, text).result()
+        vector = self._queries.submit(self._query, text).result()
         return np.asarray(vector, dtype=np.float32).reshape(1, -1)
 
-    def background(self) -> None:
-        # OpenMP's thread count is a per-thread setting: this one caps only the calling thread's calls.
+    def _query(self, text: str) -> Any:
+        self._team()
+        return self._model.query(text)
+
+    def _team(self) -> None:
+        # OpenMP's thread count is a per-thread setting: this sets only the calling thread's next calls.
         if self._openmp is not None:
-            self._openmp.omp_set_num_threads(1)
+            self._openmp.omp_set_num_threads(team_size())
+
+    def background(self) -> None:
+        # Linux keeps a nice value per thread, and the engine's team threads inherit it from this one.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
 
 
 def _openmp_runtime(package: Any) -> ctypes.CDLL | None:
@@ -139,12 +169,36 @@ def default_embedder() -> Embedder | None:
     """The process-wide embedder, loaded on first use (None when unavailable or switched off; decided once)."""
     with _default_lock:
         if not _default:
-            if os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "false", "no"):
+            if _switched_off():
                 logger.info("semantic recall is off (%s); recall uses full-text search only", SWITCH)
                 _default.append(None)
             else:
                 _default.append(load_embedder())
         return _default[0]
+
+
+def _switched_off() -> bool:
+    return os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "false", "no")
+
+
+def loaded_embedder() -> tuple[Embedder | None, bool]:
+    """The process-wide embedder without waiting for it: (embedder or None, True) once decided, and
+    (None, False) while it loads (the load is then under way in a thread of its own), so a search in the
+    first moments after a start runs on words instead of waiting for the model."""
+    if _default:
+        return _default[0], True
+    if _switched_off():
+        return default_embedder(), True
+    with _loading_lock:
+        if not _loading:
+            thread = threading.Thread(target=default_embedder, name="memory-embedder-load", daemon=True)
+            _loading.append(thread)
+            thread.start()
+    return (_default[0], True) if _default else (None, False)
+
+
+_loading: list[threading.Thread] = []
+_loading_lock = threading.Lock()
 
 
 def use_embedder(embedder: Embedder | None) -> None:

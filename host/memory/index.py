@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from host.memory.embedder import Embedder, default_embedder
+from host.memory.embedder import Embedder, loaded_embedder
 from host.memory.episodes import EpisodeContexts, episode_of
 from host.memory.fold import TIER_RANK, Effect, Fact
 from host.memory.index_queries import FACT_COLUMNS, IndexQueries
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = "6"
 
 DEFAULT_EMBEDDER = "default"
-"""`MemoryIndex(embedder=...)` default: the process-wide embedder (`default_embedder()`)."""
+"""`MemoryIndex(embedder=...)` default: the process-wide embedder (`loaded_embedder()`), once it has loaded."""
 
 
 _SCHEMA = f"""
@@ -82,9 +82,10 @@ class MemoryIndex(IndexQueries):
         self._db = self._connect()
         self._reader: IndexQueries | None = None
         self._episodes = EpisodeContexts(self._db, self._facts)
-        chosen = default_embedder() if isinstance(embedder, str) else embedder
+        # The process's embedder may still be loading: words only until it is ready (`adopt_loaded`).
+        chosen, decided = loaded_embedder() if isinstance(embedder, str) else (embedder, True)
         worker = worker_for(chosen) if chosen is not None else None
-        self.vectors = FactVectors(self._db, chosen, worker, context=meaning_context)
+        self.vectors = FactVectors(self._db, chosen, worker, context=meaning_context, loading=not decided)
         self.vectors.backfill()
 
     def _connect(self) -> sqlite3.Connection:

@@ -34,16 +34,16 @@ from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
 from host.memory.section import MemorySection, SectionLimits, render_section
 from host.memory.values import parse_instant
+from host.memory.vectors import MeaningState, worker_for
 from host.memory.view import ViewSelection, select_view
 
 __all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_WINDOW"]
 
 VIEWS = ("current", "conflicts", "proposed", "all", "retracted")
 
-FRESH_BACKLOG = 4
-"""A recall waits for the vectors of at most this many facts noted just before it (read your own writes)."""
-FRESH_WAIT = 2.0
-"""Seconds a recall waits for them at most (then it runs with the vectors it has)."""
+FRESH_BACKLOG = 16
+"""A recall computes itself the vectors of at most this many facts noted just before it (read your own
+writes), rather than wait for the background worker's batch (a longer backlog is a rebuild's backfill)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,13 +207,20 @@ class MemoryReads:
         """Block until every standing fact's vector is written (benchmarks, tests); False if `timeout` passed."""
         return self._index.vectors.wait_embedded(timeout)
 
+    @property
+    def meaning(self) -> MeaningState:
+        """Whether a search ranks by meaning now (`on`), or by words only while the model loads or without it."""
+        return self._index.vectors.meaning
+
     async def prepare_recall(self, query: str) -> None:
-        """Get `query`'s vector ready off the event loop, after a few just-noted facts' vectors (see `settle`)."""
+        """Get `query`'s vector ready off the event loop, after a few just-noted facts' vectors (see
+        `compute_fresh`); while the model is still loading, nothing (the search then runs on words)."""
         vectors = self._index.vectors
+        vectors.adopt_loaded(worker_for)
         if vectors.embedder is None or not query_terms(query):
             return
-        await vectors.settle(FRESH_BACKLOG, FRESH_WAIT)
-        if vectors.count():
+        await vectors.compute_fresh(FRESH_BACKLOG)
+        if vectors.embedder is not None and vectors.count():
             await QUERY_VECTORS.prepare(vectors.embedder, meaning_query(self._index, query))
 
     def history(

@@ -24,7 +24,14 @@ from host.memory.trust import Provenance, may_reassert, note_basis, retraction_w
 from host.memory.values import WriteOutcome
 from protocol.errors import NOT_FOUND
 
-__all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "MemoryTool", "memory_tool_definitions", "run_memory_tool"]
+__all__ = [
+    "MEMORY_TOOLS",
+    "MEMORY_TOOL_NAMES",
+    "MemoryTool",
+    "WORDS_ONLY_NOTE",
+    "memory_tool_definitions",
+    "run_memory_tool",
+]
 
 Handler = Callable[[MemoryStore, dict[str, Any], Evidence, Provenance], Awaitable[str]]
 """`run(store, arguments, evidence, provenance)`: the reply for the model; raises ValueError or a MemoryStoreError."""
@@ -201,6 +208,10 @@ async def _note(store: MemoryStore, arguments: dict[str, Any], evidence: Evidenc
     return _describe(outcome)
 
 
+WORDS_ONLY_NOTE = "(Searched by words only: the meaning model is still loading; ask again in a moment.)"
+"""The last line of a `memory_recall` reply made before the embedding model had loaded."""
+
+
 async def _recall(store: MemoryStore, arguments: dict[str, Any], evidence: Evidence, provenance: Provenance) -> str:
     return await _recall_rewritten(store, arguments, None)
 
@@ -218,6 +229,8 @@ async def _recall_rewritten(store: MemoryStore, arguments: dict[str, Any], rewri
     terms = rewrite.terms if rewrite is not None else ()
     hits = store.search(query, limit=limit, include_retracted=retracted, rewrite=terms)
     reply = _recall_reply([hit.fact for hit in hits], query)
+    if store.meaning == "loading":
+        reply += f"\n{WORDS_ONLY_NOTE}"
     return f"{reply}\n{rewrite.footer()}" if rewrite is not None and rewrite.terms else reply
 
 

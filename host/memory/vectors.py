@@ -18,23 +18,28 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from host.memory.embedder import Embedder, Vectors
+from host.memory.embedder import Embedder, Vectors, loaded_embedder
 from host.memory.fold import Fact
 
-__all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "VECTOR_SCHEMA", "worker_for"]
+__all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "VECTOR_SCHEMA", "worker_for", "MeaningState"]
 
 logger = logging.getLogger(__name__)
 
-BATCH = 16
-"""Texts embedded per engine call: large enough to share the weights' memory traffic, small enough that a
-closed memory or an erase waits at most one batch."""
+BATCH = 64
+"""Texts embedded per background engine call: the engine runs a batch as one pass over all its tokens, so the
+weights are read once for them all (64 LoCoMo turns a call: 2.5 a second against 1.8 at 16, on one thread
+of a busy machine). Nothing waits for a batch: a search computes a small backlog itself (`claim_fresh`)."""
+
+MeaningState = Literal["on", "loading", "off"]
+"""Whether a search ranks by meaning: `on`; `loading`, the model is still loading, so words only; `off`,
+semantic recall is switched off or the engine is missing or failed to load."""
 
 VECTOR_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY, v BLOB NOT NULL, after INTEGER);"
 """`after`: the log entry whose text was embedded before the fact's own (NULL: the fact alone)."""
@@ -58,19 +63,29 @@ class FactVectors:
     """The vectors of one agent's index: which facts need one, the computed ones, and nearest-neighbour search.
 
     Methods other than those the worker calls (`_take`, `_deliver`) run on the index's thread. With
-    `context` False every fact is embedded alone (benchmarks' ablation).
+    `context` False every fact is embedded alone (benchmarks' ablation). With `loading` True the process's
+    embedder is still loading: words only until `adopt_loaded` finds it decided.
     """
 
     def __init__(
-        self, db: sqlite3.Connection, embedder: Embedder | None, worker: EmbeddingWorker | None, *, context: bool = True
+        self,
+        db: sqlite3.Connection,
+        embedder: Embedder | None,
+        worker: EmbeddingWorker | None,
+        *,
+        context: bool = True,
+        loading: bool = False,
     ) -> None:
         self._db = db
-        self.embedder = embedder
+        self.embedder: Embedder | None = None
         self._context = context
-        self._worker = worker if embedder is not None else None
+        self._worker: EmbeddingWorker | None = None
+        self._loading = loading and embedder is None
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
         self._in_flight = 0
+        self._flying: dict[int, Passage] = {}  # what the worker is computing now
+        self._computed_here: dict[int, Passage] = {}  # computed by a search while the worker computed it too
         self._pending: dict[int, Passage] = {}
         self._ready: list[tuple[int, Passage, Vectors]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -78,11 +93,34 @@ class FactVectors:
         self._held = False
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
-        model = None if embedder is None else embedder.name + ("+before" if context else "")
-        if model is not None and self._meta("vector_model") != model:
+        if embedder is not None:
+            self._use(embedder, worker)
+
+    def _use(self, embedder: Embedder, worker: EmbeddingWorker | None) -> None:
+        self.embedder, self._worker = embedder, worker
+        model = embedder.name + ("+before" if self._context else "")
+        if self._meta("vector_model") != model:
             # Vectors of another model (or read another way) are not comparable with this one's queries.
             self._db.execute("DELETE FROM vectors")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
+            self._matrix = self._seqs = None
+
+    @property
+    def meaning(self) -> MeaningState:
+        """Whether searches rank by meaning now."""
+        return "on" if self.embedder is not None else "loading" if self._loading else "off"
+
+    def adopt_loaded(self, worker: Callable[[Embedder], EmbeddingWorker]) -> None:
+        """Once the process's embedder has loaded (or failed to), use it and queue every standing fact's vector."""
+        if not self._loading or self._db.in_transaction:
+            return
+        embedder, decided = loaded_embedder()
+        if not decided:
+            return
+        self._loading = False
+        if embedder is not None and not self._closed:
+            self._use(embedder, worker(embedder))
+            self.backfill()
 
     def reconnect(self, db: sqlite3.Connection) -> None:
         """Use `db` from now on (the index file was replaced by a compacted copy of the same rows)."""
@@ -211,16 +249,23 @@ class FactVectors:
                 return []
             newest = sorted(self._pending, reverse=True)[:limit]
             self._in_flight += len(newest)
-            return [(seq, self._pending.pop(seq)) for seq in newest]
+            jobs = [(seq, self._pending.pop(seq)) for seq in newest]
+            self._flying.update(jobs)
+            return jobs
 
     def _deliver(self, jobs: Sequence[tuple[int, Passage]], vectors: Vectors | None) -> None:
         """Hand back computed vectors (None: the batch failed; those facts stay without one until reopened)."""
         with self._lock:
             self._in_flight -= len(jobs)
+            for seq, passage in jobs:
+                if self._flying.get(seq) == passage:
+                    del self._flying[seq]
             self._settled.notify_all()
-            if self._closed or vectors is None:
-                return
-            self._ready += [(seq, passage, vectors[n]) for n, (seq, passage) in enumerate(jobs)]
+            for n, (seq, passage) in enumerate(jobs):
+                if self._computed_here.get(seq) == passage:
+                    del self._computed_here[seq]  # a search computed it already
+                elif vectors is not None and not self._closed:
+                    self._ready.append((seq, passage, vectors[n]))
             loop = self._loop
         if loop is not None:
             try:
@@ -251,12 +296,28 @@ class FactVectors:
         self.drain()
         return done and not self.queued
 
-    async def settle(self, backlog: int, timeout: float) -> None:
-        """Wait (off the loop) for a backlog of at most `backlog` facts, so a fact noted a moment ago is found
-        by meaning; a longer backlog (a rebuild's backfill) is not waited for."""
-        if 0 < self.queued <= backlog:
-            await asyncio.to_thread(self._wait_computed, timeout)
-            self.drain()
+    async def compute_fresh(self, backlog: int) -> None:
+        """Compute, off the loop and without waiting for the worker, the vectors of the facts that wait for one
+        when at most `backlog` do (queued, or in the worker's batch), so a fact noted a moment ago is found by
+        meaning; a longer backlog (a rebuild's backfill) is left to the worker."""
+        embedder = self.embedder
+        with self._lock:
+            if embedder is None or self._closed or not 0 < len(self._pending) + len(self._flying) <= backlog:
+                return
+            jobs = list(self._pending.items()) + [item for item in self._flying.items() if item[0] not in self._pending]
+        vectors = await asyncio.to_thread(embedder.passages, [passage.embedded for _, passage in jobs])
+        with self._lock:
+            if self._closed:
+                return
+            for n, (seq, passage) in enumerate(jobs):
+                if self._pending.get(seq) == passage:
+                    del self._pending[seq]
+                elif self._flying.get(seq) == passage:
+                    self._computed_here[seq] = passage  # the worker's copy is dropped when it arrives
+                else:
+                    continue  # delivered meanwhile, or queued again with another passage
+                self._ready.append((seq, passage, vectors[n]))
+        self.drain()
 
     # ---- writing computed vectors, and searching them (the index's thread)
 
@@ -344,6 +405,7 @@ class FactVectors:
             self._closed = True
             self._pending.clear()
             self._ready.clear()
+            self._computed_here.clear()
         if self._worker is not None:
             self._worker.forget(self)
 

@@ -16,6 +16,7 @@ from protocol.models.transcript import UsageInfo
 
 __all__ = [
     "MemoryView",
+    "MeaningState",
     "MemoryOp",
     "WriteOutcomeKind",
     "MemoryEvidenceModel",
@@ -149,8 +150,14 @@ class MemorySearchHit(WireModel):
     score: float
 
 
+MeaningState = Literal["on", "loading", "off"]
+"""Whether a search ranked by meaning too (`on`), or by words only: `loading`, the embedding model is still
+loading after a start; `off`, semantic recall is switched off or its engine is missing or failed to load."""
+
+
 class MemorySearchResult(WireModel):
     hits: list[MemorySearchHit]
+    meaning: MeaningState
 
 
 class MemoryHistoryParams(Params):

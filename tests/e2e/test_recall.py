@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 from host.memory.embedder import SWITCH
 from host.memory.rewrite import REWRITE_MARK
 from host.memory.rewrite import SWITCH as REWRITE_SWITCH
-from tests.support.host_process import HostProcess, scripted_model
+from host.memory.tools import WORDS_ONLY_NOTE
+from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 
 HOME = "Her home is in Lisbon, near the river."
 CELLO = "She plays the cello every Sunday."
@@ -33,12 +35,20 @@ async def search(host: HostProcess, query: str) -> list[str]:
     return [hit["record"]["text"] for hit in result["hits"]]
 
 
+async def create_ann(host: HostProcess, *rules: dict[str, Any]) -> None:
+    """Create ann, then wait until her searches rank by meaning (the model loads after the host starts)."""
+    await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
+    async with asyncio.timeout(60):
+        while (await host.call("memory.search", {"agentId": "ann", "query": "ready?"}))["meaning"] != "on":
+            pass  # each search asks again
+
+
 def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp_path: Path) -> None:
     erased: list[str] = []
 
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
-            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            await create_ann(host, *RULES)
             home = await host.call("memory.note", {"agentId": "ann", "text": HOME})
             await host.call("memory.note", {"agentId": "ann", "text": CELLO})
             assert (await search(host, "Where does she live?"))[:1] == [HOME], "no word is shared with the fact"
@@ -72,7 +82,7 @@ DIALOGUE = [
 def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no_context(tmp_path: Path) -> None:
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
-            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            await create_ann(host, *RULES)
             ids = []
             for minute, text in enumerate(DIALOGUE):
                 params = {"agentId": "ann", "text": text, "tier": "log", "validFrom": f"2023-05-08T12:0{minute}:00Z"}
@@ -110,7 +120,7 @@ def test_a_question_finds_what_a_lower_case_or_full_name_speaker_said_by_the_nam
 
     async def main() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
-            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            await create_ann(host, *RULES)
             for day, text in enumerate(CHAT, start=1):
                 params = {"agentId": "ann", "text": text, "tier": "log", "validFrom": f"2024-01-0{day}T12:00:00Z"}
                 await host.call("memory.note", params)
@@ -159,3 +169,43 @@ def test_memory_recall_with_rewriting_switched_off_searches_the_question_alone(t
     first, second = recall_results(tmp_path)
     assert BOOKWORM in first and NOVELS not in first and "rewrite" not in first
     assert second == first
+
+
+SLOW_ENGINE = REPO_ROOT / "tests" / "support" / "slow_engine"
+
+
+async def search_result(host: HostProcess, query: str) -> dict[str, Any]:
+    result: dict[str, Any] = await host.call("memory.search", {"agentId": "ann", "query": query})
+    return result
+
+
+def test_the_first_searches_after_a_start_run_on_words_while_the_model_loads_and_say_so(tmp_path: Path) -> None:
+    """Issue 23.6: the host answers before its embedding model is ready (an engine that loads when told)."""
+    gate = tmp_path / "engine-gate"
+    os.mkfifo(gate)
+    path = os.pathsep.join([str(SLOW_ENGINE), os.environ.get("PYTHONPATH", "")])
+    env = {SWITCH: "on", "PYTHONPATH": path, "HEARTH_TEST_ENGINE_GATE": str(gate)}
+
+    async def main() -> None:
+        async with HostProcess(tmp_path / "data", env=env) as host:
+            await host.call("agent.create", {"name": "ann", "settings": scripted_model(*RULES)})
+            await host.call("memory.note", {"agentId": "ann", "text": HOME})
+            await host.call("memory.note", {"agentId": "ann", "text": CELLO})
+            words = await search_result(host, "Lisbon")
+            assert words["meaning"] == "loading" and [h["record"]["text"] for h in words["hits"]] == [HOME]
+            assert (await search_result(host, "Where does she live?")) == {"hits": [], "meaning": "loading"}
+            await host.idle_turn("ann", "recall: Lisbon")
+
+            await asyncio.to_thread(gate.write_text, "load\n")
+            async with asyncio.timeout(60):
+                while (found := await search_result(host, "Where does she live?"))["meaning"] != "on" or not found[
+                    "hits"
+                ]:
+                    pass  # each search asks again: the model loads, then its vectors are computed
+            assert found["hits"][0]["record"]["text"] == HOME, "no word is shared: found by meaning"
+            await host.idle_turn("ann", "recall: Lisbon")
+
+    asyncio.run(main())
+    loading, ready = recall_results(tmp_path / "data")
+    assert "Lisbon" in loading and WORDS_ONLY_NOTE in loading.splitlines()
+    assert "Lisbon" in ready and WORDS_ONLY_NOTE not in ready

@@ -239,3 +239,50 @@ def test_a_failing_engine_leaves_recall_by_words(
         assert vector_seqs(agent_dir) == set()
         assert found(store, "Lisbon home") == [HOME]
         use_embedder(None)
+
+
+class BusyWorkerEngine(GatedEngine):
+    """The real engine; the background worker's batches are held until the test lets them go on, while a
+    search's own calls run at once."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self._worker = threading.local()
+
+    def passages(self, texts: list[str]) -> Vectors:
+        if getattr(self._worker, "marked", False):
+            return super().passages(texts)
+        return self._inner.passages(texts)
+
+    def background(self) -> None:
+        self._worker.marked = True
+        super().background()
+
+
+def test_a_search_does_not_wait_behind_the_workers_batch_and_finds_a_fact_noted_just_before_it(
+    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    busy = BusyWorkerEngine(engine)
+    use_embedder(busy)
+    store = MemoryStore(agent_dir, clock=clock)
+
+    async def main() -> list[str]:
+        await store.note(HOME, evidence=USER)
+        assert await asyncio.to_thread(busy.entered.wait, 30), "the worker is computing HOME's batch"
+        await store.note(CELLO, evidence=USER)
+        async with asyncio.timeout(60):  # a guard against a hang, not a measurement
+            await store.prepare_recall(WHERE)
+            hits = found(store, WHERE)
+        assert not busy.release.is_set(), "the search ended while the batch was still held"
+        return hits
+
+    try:
+        assert asyncio.run(main())[:1] == [HOME], "found by meaning without the worker's vector"
+        busy.release.set()
+        assert store.wait_embedded(60)
+        assert vector_seqs(agent_dir) == {1, 2}, "the worker's late copy changes nothing"
+        assert found(store, WEEKEND)[0] == CELLO
+    finally:
+        busy.release.set()
+        store.close()
+        use_embedder(None)

