@@ -26,6 +26,7 @@ from host.memory.index_queries import FACT_COLUMNS, IndexQueries
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
 from host.memory.speakers import speaker_key, speaker_of
+from host.memory.summary_index import SUMMARY_SCHEMA, LogSummaries
 from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
 
 __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
@@ -56,6 +57,7 @@ CREATE INDEX IF NOT EXISTS facts_valid ON facts(valid_from) WHERE status = 'live
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, before, context, tokenize='{FTS_TOKENIZER}');
 {VECTOR_SCHEMA}
+{SUMMARY_SCHEMA}
 """
 
 
@@ -82,6 +84,7 @@ class MemoryIndex(IndexQueries):
         self._db = self._connect()
         self._reader: IndexQueries | None = None
         self._episodes = EpisodeContexts(self._db, self._facts)
+        self.summaries = LogSummaries(self._db)
         chosen = default_embedder() if isinstance(embedder, str) else embedder
         worker = worker_for(chosen) if chosen is not None else None
         self.vectors = FactVectors(self._db, chosen, worker, context=meaning_context)
@@ -149,6 +152,7 @@ class MemoryIndex(IndexQueries):
             self._db.execute("DELETE FROM tombstones")
             self._db.execute("DELETE FROM fts")
             self.vectors.forget_all()
+            self.summaries.forget_all()
             self._db.execute("DELETE FROM meta WHERE k NOT IN ('schema', 'vector_model')")
 
     def apply(self, record: Record, effect: Effect) -> None:
@@ -168,6 +172,7 @@ class MemoryIndex(IndexQueries):
         for fact in effect.facts:
             if fact.tier == "log":
                 self._episodes.refresh_around(fact)
+        self.summaries.invalidate(effect.facts)
 
     def fill_contexts(self, facts: Iterable[Fact]) -> None:
         """Set the context of every log entry from scratch (after a rebuild)."""
@@ -238,5 +243,6 @@ class MemoryIndex(IndexQueries):
         old = [IndexQueries(self._db), *([self._reader] if self._reader is not None else [])]
         self._db, self._reader = self._connect(), None
         self._episodes.reconnect(self._db)
+        self.summaries.reconnect(self._db)
         self.vectors.reconnect(self._db)
         return old

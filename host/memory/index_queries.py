@@ -13,7 +13,7 @@ from typing import Any
 
 from host.memory.fold import FACT_FIELDS, TIER_RANK, Fact, valid_at
 
-__all__ = ["IndexQueries", "FACT_COLUMNS"]
+__all__ = ["IndexQueries", "FACT_COLUMNS", "row_to_fact"]
 
 FACT_COLUMNS = FACT_FIELDS
 """The fact columns of the `facts` table, in the dataclass's own field order."""
@@ -31,6 +31,10 @@ def _row_to_fact(row: Sequence[Any]) -> Fact:
     values = list(row)
     values[_CONFLICTS] = tuple(filter(None, (values[_CONFLICTS] or "").split(",")))
     return Fact(*values)
+
+
+row_to_fact = _row_to_fact
+"""A `facts` row (its FACT_COLUMNS, in order) as a Fact."""
 
 
 class IndexQueries:
@@ -73,6 +77,14 @@ class IndexQueries:
         """The newest facts of one tier that may stand at `instant`, at most `limit`."""
         params = {"r": TIER_RANK.get(tier, 9), "t": instant}
         return self._facts(f"{_STANDING} AND tier_rank = :r", params, f"ORDER BY seq DESC LIMIT {int(limit)}")
+
+    def recent_log(self, since: str, instant: str, limit: int) -> list[Fact]:
+        """The newest log entries dated `since` or later that may stand at `instant`, at most `limit`."""
+        where = (
+            "tier = 'log' AND status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
+            f"AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
+        )
+        return self._facts(where, {"c": since, "t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")
 
     def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
         """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""

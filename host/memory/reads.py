@@ -33,6 +33,7 @@ from host.memory.ranking import (
 from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
 from host.memory.section import MemorySection, SectionLimits, render_section
+from host.memory.summaries import cut_date, day_instant, parse_span
 from host.memory.values import parse_instant
 from host.memory.view import ViewSelection, select_view
 
@@ -292,13 +293,37 @@ class MemoryReads:
         """Every fact as it stood once the ledger reached `seq` (a replay: the cost grows with the ledger)."""
         return replay(self._ledger.records(), through_seq=seq).facts.values()
 
+    def _writing(self) -> bool:
+        """Whether a write may be under way (then derived rows are not written from a read)."""
+        return False
+
     def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60, tools: bool = True) -> MemorySection:
         """The bounded memory section for the system prompt, from the facts standing now.
 
-        `tools` says whether the model is offered the memory tools; without them the section names none.
+        Log entries dated before the horizon's cut come through the summaries of their spans; the rest as
+        facts. `tools` says whether the model is offered the memory tools; without them the section names none.
         """
-        standing, totals = self.recent_standing(max_lines)
-        return render_section(standing, SectionLimits(max_bytes, max_lines), totals, tools=tools)
+        now = self._clock()
+        instant = format_instant(now)
+        cut = cut_date(now)
+        facts = {fid: f for fid, f in self._recent_facts(instant, max_lines).items() if f.tier != "log" or f.key}
+        facts.update((f.id, f) for f in self._index.recent_log(day_instant(cut), instant, max_lines))
+        summaries = self._index.summaries.before(cut, instant, persist=not self._writing())
+        standing = classify(facts.values(), instant)
+        totals = self._index.candidate_counts(instant)
+        limits = SectionLimits(max_bytes, max_lines)
+        return render_section(standing, limits, totals, tools=tools, summaries=summaries)
+
+    def summary_covers(self, summary_id: str) -> list[str]:
+        """The ids of the standing log entries summary `summary_id` covers now (its citations).
+
+        Raises:
+            RecordNotFoundError: `summary_id` does not name a span.
+        """
+        span = parse_span(summary_id)
+        if span is None:
+            raise RecordNotFoundError(f"no memory summary {summary_id}")
+        return self._index.summaries.covered(span, self._now())
 
     def recall_block(
         self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10

@@ -102,6 +102,9 @@ class MemoryStore(MemoryWrites):
         # Nobody is listening yet (a shell lists memory when it connects); a view kept aside is still told.
         self._events = [event for event in self._events if event.kind == "set_aside"]
 
+    def _writing(self) -> bool:
+        return self._lock.locked()
+
     def close(self) -> None:
         """Release the memory (its ledger lock and index); a write under way releases it when it ends."""
         if self._lock.locked():
