@@ -59,8 +59,10 @@ class IndexQueries:
         row = self._db.execute("SELECT record_id FROM tombstones WHERE sig = ?", (sig,)).fetchone()
         return None if row is None else str(row[0])
 
-    def _facts(self, where: str, params: dict[str, Any] | Sequence[Any] = (), tail: str = "") -> list[Fact]:
-        sql = f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE {where} {tail}"
+    def _facts(
+        self, where: str, params: dict[str, Any] | Sequence[Any] = (), tail: str = "", using: str = ""
+    ) -> list[Fact]:
+        sql = f"SELECT {', '.join(FACT_COLUMNS)} FROM facts {using} WHERE {where} {tail}"
         return [_row_to_fact(row) for row in self._db.execute(sql, params)]
 
     def live_with_sig(self, sig: str) -> list[Fact]:
@@ -84,7 +86,23 @@ class IndexQueries:
             "tier = 'log' AND status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
             f"AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
         )
-        return self._facts(where, {"c": since, "t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")
+        # The day index finds the few recent entries; ordered by seq, the planner would walk them all.
+        params = {"c": since, "t": instant}
+        return self._facts(where, params, f"ORDER BY seq DESC LIMIT {int(limit)}", "INDEXED BY facts_log_day")
+
+    def unsummarised_log_count(self, since: str, instant: str) -> int:
+        """How many log entries that may stand at `instant` no summary counts: those dated `since` or later,
+        and those with a key."""
+        recent = (
+            "SELECT count(*) FROM facts INDEXED BY facts_log_day WHERE tier = 'log' AND status = 'live' "
+            f"AND trust = 'confirmed' AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
+        )
+        keyed = (
+            "SELECT count(*) FROM facts WHERE key IS NOT NULL AND status = 'live' AND trust = 'confirmed' "
+            f"AND tier = 'log' AND coalesce(valid_from, observed_at) < :c AND {_VALID}"
+        )
+        params = {"c": since, "t": instant}
+        return sum(int(self._db.execute(sql, params).fetchone()[0]) for sql in (recent, keyed))
 
     def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
         """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""
@@ -99,11 +117,12 @@ class IndexQueries:
         marks = ", ".join(f":k{n}" for n in range(len(wanted)))
         return self._facts(f"key IN ({marks}) AND {_STANDING}", params, "ORDER BY seq")
 
-    def candidate_counts(self, instant: str) -> dict[str, int]:
-        """How many facts may stand at `instant`, per tier (read from the covering index alone)."""
+    def candidate_counts(self, instant: str, tiers: Sequence[str] = tuple(TIER_RANK)) -> dict[str, int]:
+        """How many facts of `tiers` may stand at `instant`, per tier (read from the covering index alone)."""
+        ranks = ", ".join(str(TIER_RANK[tier]) for tier in tiers)
         sql = (
             "SELECT tier_rank, count(*) FROM facts WHERE status = 'live' AND trust = 'confirmed' "
-            f"AND {_VALID} GROUP BY tier_rank"
+            f"AND tier_rank IN ({ranks}) AND {_VALID} GROUP BY tier_rank"
         )
         names = {rank: tier for tier, rank in TIER_RANK.items()}
         return {names.get(rank, "note"): int(n) for rank, n in self._db.execute(sql, {"t": instant})}

@@ -257,12 +257,14 @@ class MemoryReads:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
 
-    def _recent_facts(self, instant: str, limit: int, index: IndexQueries | None = None) -> dict[str, Fact]:
+    def _recent_facts(
+        self, instant: str, limit: int, index: IndexQueries | None = None, tiers: Iterable[str] = TIER_RANK
+    ) -> dict[str, Fact]:
         index = index or self._index
         keyed = index.keyed_candidates(instant, limit)
         # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
         facts = {f.id: f for f in index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
-        for tier in TIER_RANK:
+        for tier in tiers:
             facts.update((f.id, f) for f in index.newest_candidates(tier, instant, limit))
         return facts
 
@@ -306,11 +308,16 @@ class MemoryReads:
         now = self._clock()
         instant = format_instant(now)
         cut = cut_date(now)
-        facts = {fid: f for fid, f in self._recent_facts(instant, max_lines).items() if f.tier != "log" or f.key}
+        recent = self._recent_facts(instant, max_lines, tiers=("profile", "note"))
+        facts = {fid: f for fid, f in recent.items() if f.tier != "log" or f.key}
         facts.update((f.id, f) for f in self._index.recent_log(day_instant(cut), instant, max_lines))
         summaries = self._index.summaries.before(cut, instant, persist=not self._writing())
         standing = classify(facts.values(), instant)
-        totals = self._index.candidate_counts(instant)
+        # Counted without walking the log: the summaries already count the entries they cover.
+        totals = self._index.candidate_counts(instant, ("profile", "note"))
+        logs = self._index.unsummarised_log_count(day_instant(cut), instant) + sum(s.count for s in summaries)
+        if logs:
+            totals["log"] = logs
         limits = SectionLimits(max_bytes, max_lines)
         return render_section(standing, limits, totals, tools=tools, summaries=summaries)
 

@@ -66,7 +66,8 @@ class LogSummaries:
         with `persist`, kept for the next rendering (a caller that may race a write passes False).
         """
         row = self._db.execute(
-            f"SELECT min({_DAY}) FROM facts WHERE {_LOG} AND key IS NULL AND text IS NOT NULL AND {_DAY} < ?",
+            f"SELECT {_DAY} FROM facts INDEXED BY facts_log_day WHERE {_LOG} AND {_DAY} < ? "
+            f"AND key IS NULL AND text IS NOT NULL ORDER BY {_DAY} LIMIT 1",
             (day_instant(cut),),
         ).fetchone()
         if row is None or row[0] is None:
