@@ -163,6 +163,10 @@ def fold(record: Record, lookup: FactLookup) -> Effect:
                 )
         lifted = tuple({f.sig for rid in record.targets if (f := lookup.fact(rid)) is not None and f.sig})
         return Effect(facts=tuple(erased), lifted=lifted, erased=tuple(f.id for f in erased), bumps_epoch=True)
+    if op == "expire":
+        # The fact's valid time has ended (its validUntil): it leaves every view of now by itself; the record
+        # says so in the audit and starts a new prompt epoch, so the frozen section no longer carries it.
+        return Effect(bumps_epoch=lookup.fact(record.target or "") is not None)
     return Effect()  # suppress: an audit event only
 
 

@@ -27,6 +27,7 @@ from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
 from host.memory.speakers import speaker_key, speaker_of
 from host.memory.summary_index import SUMMARY_SCHEMA, LogSummaries
+from host.memory.uses import USE_SCHEMA, UseCounts
 from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
 
 __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT N
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, before, context, tokenize='{FTS_TOKENIZER}');
 {VECTOR_SCHEMA}
 {SUMMARY_SCHEMA}
+{USE_SCHEMA}
 """
 
 
@@ -85,6 +87,7 @@ class MemoryIndex(IndexQueries):
         self._reader: IndexQueries | None = None
         self._episodes = EpisodeContexts(self._db, self._facts)
         self.summaries = LogSummaries(self._db)
+        self.uses = UseCounts(self._db)
         chosen = default_embedder() if isinstance(embedder, str) else embedder
         worker = worker_for(chosen) if chosen is not None else None
         self.vectors = FactVectors(self._db, chosen, worker, context=meaning_context)
@@ -153,6 +156,7 @@ class MemoryIndex(IndexQueries):
             self._db.execute("DELETE FROM fts")
             self.vectors.forget_all()
             self.summaries.forget_all()
+            self.uses.forget_all()
             self._db.execute("DELETE FROM meta WHERE k NOT IN ('schema', 'vector_model')")
 
     def apply(self, record: Record, effect: Effect) -> None:
@@ -173,6 +177,12 @@ class MemoryIndex(IndexQueries):
             if fact.tier == "log":
                 self._episodes.refresh_around(fact)
         self.summaries.invalidate(effect.facts)
+        self.uses.forget(effect.erased)
+        if record.op == "expire":
+            expired = self.fact(record.target or "")
+            self.summaries.invalidate([expired] if expired is not None else [])
+            through = max(self.meta("expired_through") or "", record.valid_until or "")
+            self.set_meta(expired_through=through)
 
     def fill_contexts(self, facts: Iterable[Fact]) -> None:
         """Set the context of every log entry from scratch (after a rebuild)."""
@@ -244,5 +254,6 @@ class MemoryIndex(IndexQueries):
         self._db, self._reader = self._connect(), None
         self._episodes.reconnect(self._db)
         self.summaries.reconnect(self._db)
+        self.uses.reconnect(self._db)
         self.vectors.reconnect(self._db)
         return old

@@ -104,6 +104,23 @@ class IndexQueries:
         params = {"c": since, "t": instant}
         return sum(int(self._db.execute(sql, params).fetchone()[0]) for sql in (recent, keyed))
 
+    def expiring(self, after: str, instant: str) -> list[Fact]:
+        """Standing-but-for-time facts whose lifetime (validUntil) ended after `after` and by `instant`."""
+        where = (
+            "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL AND op != 'retract' "
+            "AND valid_until > :a AND valid_until <= :t"
+        )
+        return self._facts(where, {"a": after, "t": instant}, "ORDER BY valid_until, seq")
+
+    def asked_to_forget(self, ids: Sequence[str]) -> set[str]:
+        """Those of `ids` that a request to forget names, waiting or decided (a person has seen them)."""
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            sql = f"SELECT replaces FROM facts WHERE op = 'retract' AND replaces IN ({', '.join('?' * len(part))})"
+            found.update(str(row[0]) for row in self._db.execute(sql, part))
+        return found
+
     def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
         """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""
         return self._facts(f"key IS NOT NULL AND {_STANDING}", {"t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")

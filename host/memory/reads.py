@@ -319,7 +319,13 @@ class MemoryReads:
         if logs:
             totals["log"] = logs
         limits = SectionLimits(max_bytes, max_lines)
-        return render_section(standing, limits, totals, tools=tools, summaries=summaries)
+        section = render_section(standing, limits, totals, tools=tools, summaries=summaries)
+        self.note_use(section.shown_ids, "shown")
+        return section
+
+    def note_use(self, ids: Sequence[str], kind: str) -> None:
+        """Count one use (`recalled` or `shown`) of each fact (derived counts in the index, `uses.py`)."""
+        self._index.uses.count(ids, kind, self._now())
 
     def summary_covers(self, summary_id: str) -> list[str]:
         """The ids of the standing log entries summary `summary_id` covers now (its citations).
@@ -348,6 +354,7 @@ class MemoryReads:
             The block (ids and text, within its byte cap), or None when there is nothing to show.
         """
         recalled = [hit.fact for hit in self.search(text, limit=limit, exclude_ids=exclude_ids)]
+        self.note_use([fact.id for fact in recalled], "recalled")
         skip = {*exclude_ids, *(fact.id for fact in recalled)}
         added, total = self._index.added_since(since_seq, self._now(), added_limit)
         kept = [fact for fact in added if fact.id not in skip]
