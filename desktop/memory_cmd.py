@@ -47,6 +47,8 @@ def record_row(record: dict[str, Any]) -> tuple[str, ...]:
     text = record.get("text") if record.get("text") is not None else "(erased)"
     if record.get("op") == "retract" and record.get("replaces"):
         text = f"forget {record['replaces']}: {text}"  # a request to forget, waiting for review
+        if record.get("reason"):
+            text += f" (why: {record['reason']})"
     return (
         record["id"],
         describe_trust(record),

@@ -34,7 +34,7 @@ __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 
 DEFAULT_EMBEDDER = "default"
 """`MemoryIndex(embedder=...)` default: the process-wide embedder (`default_embedder()`)."""
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS facts(
     tier TEXT NOT NULL, source TEXT NOT NULL, basis TEXT, trust TEXT NOT NULL, status TEXT NOT NULL,
     scope TEXT NOT NULL, observed_at TEXT NOT NULL, valid_from TEXT, valid_until TEXT, replaces TEXT,
     replace_mode TEXT, confidence REAL, evidence_seq INTEGER, tool_call_id TEXT, conflicts_with TEXT,
-    changed_seq INTEGER NOT NULL, changed_by TEXT, tier_rank INTEGER NOT NULL, episode TEXT, speaker TEXT);
+    changed_seq INTEGER NOT NULL, changed_by TEXT, reason TEXT, tier_rank INTEGER NOT NULL, episode TEXT, speaker TEXT);
 CREATE INDEX IF NOT EXISTS facts_standing ON facts(status, trust, tier_rank, seq, valid_from, valid_until);
 CREATE INDEX IF NOT EXISTS facts_keyed ON facts(status, trust, seq) WHERE key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_sig ON facts(sig);

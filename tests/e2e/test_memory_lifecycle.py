@@ -125,7 +125,8 @@ def test_a_stale_fact_comes_up_in_review_and_stands_until_a_person_decides(tmp_p
             (request,) = proposed["records"]
             assert request["op"] == "retract" and request["replaces"] == old["record"]["id"]
             queue = await asyncio.to_thread(_hearth, data, "review", "ann")
-            assert queue.returncode == 0 and "pottery" in queue.stdout, queue
+            assert queue.returncode == 0 and "pottery" in queue.stdout and "stale" in queue.stdout, queue
+            assert request["reason"].startswith("stale: never recalled or shown")
             await host.idle_turn("ann", "Hello")  # rounds go on meanwhile: nothing is removed without a person
             assert old["record"]["id"] in system_text(server.requests[-1].body)
             listed = await host.call("memory.list", {"agentId": "ann", "view": "proposed"})
