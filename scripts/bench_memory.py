@@ -34,7 +34,7 @@ from host.memory.embedder import use_embedder
 from host.memory.fold import classify
 from host.memory.records import format_instant
 from host.memory.section import SectionLimits, render_section
-from host.memory.summaries import parse_span
+from host.memory.summaries import HORIZON_DAYS, cut_date, parse_span
 from host.prompt.cache import assemble_prompt
 from host.prompt.identity import AgentIdentity
 
@@ -63,6 +63,13 @@ def _sentence(rng: random.Random, vocab: list[str], weights: list[float], low: i
 
 def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
+
+
+def _print_ratio(what: str, medians: dict[int, float], goal: str) -> None:
+    sizes = list(medians)
+    if len(sizes) > 1:
+        ratio = medians[sizes[-1]] / medians[sizes[0]]
+        print(f"ratio of {what} at {sizes[-1]:,} to {sizes[0]:,} records: {ratio:.2f} (goal {goal})")
 
 
 async def _fill(store: MemoryStore, count: int, rng: random.Random, vocab: list[str], weights: list[float]) -> None:
@@ -116,9 +123,7 @@ def bench_turns(sizes: list[int], turns: int) -> None:
             f"{size:>9,} {medians[size]:>9.2f} {_median_ms(bumped):>19.1f} {_median_ms(notes):>8.1f} "
             f"{opened * 1000:>8.1f}"
         )
-    if len(sizes) > 1:
-        ratio = medians[sizes[-1]] / medians[sizes[0]]
-        print(f"ratio of a turn at {sizes[-1]:,} to {sizes[0]:,} records: {ratio:.2f} (goal < 1.5)")
+    _print_ratio("a turn", medians, "< 1.5")
 
 
 def _fill_years(store: MemoryStore, count: int, rng: random.Random, vocab: list[str], weights: list[float]) -> None:
@@ -167,19 +172,19 @@ def bench_years(sizes: list[int], rounds: int) -> None:
                 section = store.prompt_section()
                 samples.append(time.perf_counter() - start)
             told = [parse_span(sid) for sid in section.summary_ids]
+            first, cut = NOW.date() - timedelta(days=730), cut_date(NOW)
             days = {span.start + timedelta(days=n) for span in told if span for n in range(span.days)}
+            days = {day for day in days if day >= first} | {cut + timedelta(days=n) for n in range(HORIZON_DAYS + 1)}
             through = size - section.hidden
             cut_count, cut_days = _newest_first(store)
             store.close()
         medians[size] = _median_ms(samples)
         print(
             f"{size:>9,} {len(section.text.encode()):>6} {len(section.text.splitlines()):>6} {cold * 1000:>8.1f} "
-            f"{medians[size]:>9.2f} {through:>12,} {min(730, len(days) + 2):>5} {cut_count:>13,} {cut_days:>5}"
+            f"{medians[size]:>9.2f} {through:>12,} {len(days):>5} {cut_count:>13,} {cut_days:>5}"
         )
-    if len(sizes) > 1:
-        ratio = medians[sizes[-1]] / medians[sizes[0]]
-        print(f"ratio of a section build at {sizes[-1]:,} to {sizes[0]:,} records: {ratio:.2f} (goal <= 1.5)")
-        print("budget: 6000 bytes, 60 lines; represented = entries shown or counted in a summary shown")
+    _print_ratio("a section build", medians, "<= 1.5")
+    print("budget: 6000 bytes, 60 lines; represented = entries shown or counted in a summary shown")
 
 
 def main() -> None:

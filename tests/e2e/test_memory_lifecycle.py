@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.e2e.test_memory_cli import _hearth
 from tests.e2e.test_memory_erase import holders
 from tests.support.fake_model import ChatServer, model_settings, say, system_text
-from tests.support.host_process import REPO_ROOT, HostProcess
+from tests.support.host_process import HostProcess
 
 OLD_TRIP = "Went hiking on Mount Tamalpais with Ines."
 OLD_MEAL = "Cooked saffron risotto for the neighbours."
@@ -144,13 +143,3 @@ def test_a_stale_fact_comes_up_in_review_and_stands_until_a_person_decides(tmp_p
         asyncio.run(main())
     finally:
         server.stop()
-
-
-def _hearth(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hearth", "memory", *args, "--data-dir", str(data_dir)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-    )
