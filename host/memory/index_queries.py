@@ -81,14 +81,15 @@ class IndexQueries:
         return self._facts(f"{_STANDING} AND tier_rank = :r", params, f"ORDER BY seq DESC LIMIT {int(limit)}")
 
     def recent_log(self, since: str, instant: str, limit: int) -> list[Fact]:
-        """The newest log entries dated `since` or later that may stand at `instant`, at most `limit`."""
+        """The latest-dated log entries dated `since` or later that may stand at `instant`, at most `limit`."""
         where = (
             "tier = 'log' AND status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
             f"AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
         )
-        # The day index finds the few recent entries; ordered by seq, the planner would walk them all.
+        # Read in the day index's order, so only `limit` rows are read however many entries the days hold.
         params = {"c": since, "t": instant}
-        return self._facts(where, params, f"ORDER BY seq DESC LIMIT {int(limit)}", "INDEXED BY facts_log_day")
+        tail = f"ORDER BY coalesce(valid_from, observed_at) DESC LIMIT {int(limit)}"
+        return self._facts(where, params, tail, "INDEXED BY facts_log_day")
 
     def unsummarised_log_count(self, since: str, instant: str) -> int:
         """How many log entries that may stand at `instant` no summary counts: those dated `since` or later,

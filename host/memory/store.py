@@ -113,6 +113,7 @@ class MemoryStore(MemoryWrites):
 
     def close(self) -> None:
         """Release the memory (its ledger lock and index); a write under way releases it when it ends."""
+        self.flush_uses()
         if self._lock.locked():
             self._close_after_write = True
             return
@@ -352,16 +353,27 @@ class MemoryStore(MemoryWrites):
         return await self._write(expire_locked)
 
     def note_use(self, ids: Sequence[str], kind: str) -> None:
-        """Count one use (`recalled` or `shown`) of each fact; counted after the write under way, if any."""
-        self._pending_uses.append((tuple(ids), kind, self._now()))
-        if self._writing():
-            return  # an erase may be copying the index: the counts wait for the next use
+        """Count one use (`recalled` or `shown`) of each fact, stamped now and written by `flush_uses`.
+
+        A turn only notes them in memory: the index write waits for a read of the counts, the background
+        round or the close, so neither a turn nor a prompt build pays for one.
+        """
+        if ids:
+            self._pending_uses.append((tuple(ids), kind, self._now()))
+
+    def flush_uses(self) -> None:
+        """Write the noted uses to the index in one transaction (not while a write is under way: an erase
+        may be copying the index; they are written the next time)."""
+        if not self._pending_uses or self._writing():
+            return
         pending, self._pending_uses = self._pending_uses, []
-        for rids, what, at in pending:
-            self._index.uses.count(rids, what, at)
+        with self._index.transaction():
+            for rids, what, at in pending:
+                self._index.uses.count(rids, what, at)
 
     def uses(self, ids: Sequence[str]) -> dict[str, Use]:
         """How often each of `ids` was recalled or shown and when last (facts never used are left out)."""
+        self.flush_uses()
         return self._index.uses.of(ids)
 
     async def propose_upkeep(self, max_proposals: int) -> list[WriteOutcome]:

@@ -54,6 +54,7 @@ async def run_upkeep(
         for agent_id, cap in agents():
             try:
                 store = hub.get(agent_id)
+                store.flush_uses()
                 await store.expire_due()
                 if cap > 0 and idle(agent_id):
                     await store.propose_upkeep(cap)
