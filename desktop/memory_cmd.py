@@ -22,7 +22,7 @@ from desktop.tables import print_json, print_table
 from protocol.dispatch import Router
 from protocol.peer import JsonRpcPeer
 
-__all__ = ["MEMORY_ACTIONS", "MemoryCommand", "run_memory_command", "record_row"]
+__all__ = ["MEMORY_ACTIONS", "MemoryCommand", "run_memory_command", "record_row", "record_text"]
 
 MEMORY_ACTIONS = ("list", "conflicts", "review", "history", "why", "verify", "export", "forget", "erase")
 RECORD_HEADERS = ["id", "trust", "fact", "key", "source", "recorded"]
@@ -43,14 +43,21 @@ class MemoryCommand:
     scrub_conversation: bool = False
 
 
-def record_row(record: dict[str, Any]) -> tuple[str, ...]:
-    text = record.get("text") if record.get("text") is not None else "(erased)"
+def record_text(record: dict[str, Any]) -> str:
+    """A record's text as a person reads it; a request to forget names its target and why."""
+    text = str(record.get("text")) if record.get("text") is not None else "(erased)"
     if record.get("op") == "retract" and record.get("replaces"):
         text = f"forget {record['replaces']}: {text}"  # a request to forget, waiting for review
+        if record.get("reason"):
+            text += f" (why: {record['reason']})"
+    return text
+
+
+def record_row(record: dict[str, Any]) -> tuple[str, ...]:
     return (
         record["id"],
         describe_trust(record),
-        str(text),
+        record_text(record),
         record.get("key") or "",
         record["source"],
         record["observedAt"],

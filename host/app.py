@@ -12,7 +12,8 @@ import argparse
 import asyncio
 import logging
 import sys
-from datetime import tzinfo
+from collections.abc import Callable
+from datetime import UTC, datetime, tzinfo
 from typing import Literal
 
 from pydantic import BaseModel
@@ -30,6 +31,7 @@ from host.knowledge.wire import progress_event
 from host.listener import SocketListener
 from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, MemoryStore, watch_memory_views
+from host.memory.upkeep import run_upkeep, upkeep_every
 from host.recovery import recover_data_dir
 from host.rpc.agent_dir import register_agent_dir_methods
 from host.rpc.agents import register_agent_methods
@@ -111,12 +113,14 @@ class HostServer:
             ),
         )
         self.secrets = SecretStore(config.data_dir)
+        self.schedule_clock = config.schedule_clock or SystemScheduleClock()
         self.hub = MemoryHub(
             config.data_dir,
             on_event=self._memory_event,
+            # A hand-moved test clock moves memory's time too (lifetimes, staleness); otherwise the system's.
+            clock=_memory_clock(self.schedule_clock) if isinstance(self.schedule_clock, ManualClock) else None,
             copies=lambda agent_id, scrub: self.together.copies.scrub(agent_id, scrub),
         )
-        self.schedule_clock = config.schedule_clock or SystemScheduleClock()
         self.budgets = Budgets(config.data_dir, self.schedule_clock, self._zone)
         self.planner = TurnPlanner(
             self.store,
@@ -298,6 +302,9 @@ class HostServer:
             knowledge_task = tasks.create_task(self.knowledge.serve(self._knowledge_owners))
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
+            upkeep_task = tasks.create_task(
+                run_upkeep(self.hub, self._upkeep_agents, self._agent_idle, watch_stop, upkeep_every())
+            )
             stop_task = tasks.create_task(self._stop.wait())
             if transport is not None:
                 owner = tasks.create_task(self.connections.serve(transport, "stdio"))
@@ -326,6 +333,7 @@ class HostServer:
                 schedules_task,
                 budgets_task,
                 knowledge_task,
+                upkeep_task,
                 stop_task,
             ):
                 task.cancel()
@@ -346,6 +354,17 @@ class HostServer:
             await watch_memory_views(self.hub, stop)
         except Exception:  # without the watcher the host still serves; edits are imported on the next start
             logger.exception("watching MEMORY.md files failed; a person's edits will be imported on restart")
+
+    def _upkeep_agents(self) -> list[tuple[str, int]]:
+        """(agent id, consolidation cap) of every readable agent whose memory is on."""
+        return [
+            (entry.agent_id, entry.settings.consolidation)
+            for entry in self.store.scan()
+            if isinstance(entry, Agent) and entry.settings.memory
+        ]
+
+    def _agent_idle(self, agent_id: str) -> bool:
+        return self.runs.active_run(agent_id) is None
 
     async def _memory_event(self, event: MemoryEvent) -> None:
         method, params = memory_notification(event)
@@ -464,3 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
     return host_main(args.data_dir, args.idle_exit)
+
+
+def _memory_clock(clock: ManualClock) -> Callable[[], datetime]:
+    return lambda: datetime.fromtimestamp(clock.now(), UTC)

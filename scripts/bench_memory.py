@@ -10,7 +10,12 @@ here semantic recall is off, so the figures are the cost of the prompt and of th
 (100,000 records would take the background embedder hours; its per-query cost does not grow with history
 beyond one matrix product, which bench_recall times at 10,000 records).
 
-Run: python scripts/bench_memory.py [--sizes 1000,10000,100000] [--turns 200]
+It then fills a memory with log entries spread over two simulated years (1,000 against 100,000) and prints
+the memory section's bytes and the time to build it (the prompt's build at a new epoch, summaries already
+kept; the first, cold build apart), and how much of the two years the section represents through
+summaries against the newest-first cut that shows today's entries alone.
+
+Run: python scripts/bench_memory.py [--sizes 1000,10000,100000] [--turns 200] [--years-sizes 1000,100000]
 """
 
 from __future__ import annotations
@@ -21,16 +26,22 @@ import random
 import statistics
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import use_embedder
+from host.memory.fold import classify
+from host.memory.records import format_instant
+from host.memory.section import SectionLimits, render_section
+from host.memory.summaries import HORIZON_DAYS, cut_date, parse_span
 from host.prompt.cache import assemble_prompt
 from host.prompt.identity import AgentIdentity
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = Evidence("user")
 ADA = AgentIdentity("bench", "Bench")
+NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 
 _SYLLABLES = "ka lo mi ne ru sa te vi do fa gu hi jo ke li mo nu pa ri so ta vu wa ye zo an el in or un".split()
 _COMMON = (
@@ -52,6 +63,13 @@ def _sentence(rng: random.Random, vocab: list[str], weights: list[float], low: i
 
 def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
+
+
+def _print_ratio(what: str, medians: dict[int, float], goal: str) -> None:
+    sizes = list(medians)
+    if len(sizes) > 1:
+        ratio = medians[sizes[-1]] / medians[sizes[0]]
+        print(f"ratio of {what} at {sizes[-1]:,} to {sizes[0]:,} records: {ratio:.2f} (goal {goal})")
 
 
 async def _fill(store: MemoryStore, count: int, rng: random.Random, vocab: list[str], weights: list[float]) -> None:
@@ -105,18 +123,81 @@ def bench_turns(sizes: list[int], turns: int) -> None:
             f"{size:>9,} {medians[size]:>9.2f} {_median_ms(bumped):>19.1f} {_median_ms(notes):>8.1f} "
             f"{opened * 1000:>8.1f}"
         )
-    if len(sizes) > 1:
-        ratio = medians[sizes[-1]] / medians[sizes[0]]
-        print(f"ratio of a turn at {sizes[-1]:,} to {sizes[0]:,} records: {ratio:.2f} (goal < 1.5)")
+    _print_ratio("a turn", medians, "< 1.5")
+
+
+def _fill_years(store: MemoryStore, count: int, rng: random.Random, vocab: list[str], weights: list[float]) -> None:
+    today = NOW.date()
+    batch: list[NoteItem] = []
+    for number in range(count):
+        day = today - timedelta(days=730 * number // count)
+        batch.append(NoteItem(f"{_sentence(rng, vocab, weights, 6, 14)} ({number})", tier="log", valid_from=str(day)))
+        if len(batch) == 5000:
+            asyncio.run(store.note_many(batch, evidence=USER))
+            batch = []
+    if batch:
+        asyncio.run(store.note_many(batch, evidence=USER))
+
+
+def _newest_first(store: MemoryStore) -> tuple[int, int]:
+    """What the section showed before summaries: the newest entries by seq (how many, over how many days)."""
+    standing, totals = store.recent_standing(60)
+    section = render_section(classify(standing.current, format_instant(NOW)), SectionLimits(), totals)
+    shown = [fact for fact in standing.current if fact.id in set(section.shown_ids)]
+    return len(shown), len({(fact.valid_from or "")[:10] for fact in shown})
+
+
+def bench_years(sizes: list[int], rounds: int) -> None:
+    rng = random.Random(11)
+    vocab = _vocabulary(rng, 20_000)
+    weights = [1 / (rank + 1) for rank in range(len(vocab))]
+    print(f"\nTwo years of log entries: the memory section (median of {rounds} builds at a new epoch)")
+    print(
+        f"{'records':>9} {'bytes':>6} {'lines':>6} {'cold ms':>8} {'build ms':>9} {'represented':>12} "
+        f"{'days':>5} {'newest-first':>13} {'days':>5}"
+    )
+    medians: dict[int, float] = {}
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            agent_dir = Path(tmp) / "agents" / "bench"
+            agent_dir.mkdir(parents=True)
+            store = MemoryStore(agent_dir, clock=lambda: NOW)
+            _fill_years(store, size, rng, vocab, weights)
+            start = time.perf_counter()
+            store.prompt_section()
+            cold = time.perf_counter() - start
+            samples = []
+            for _ in range(rounds):
+                start = time.perf_counter()
+                section = store.prompt_section()
+                samples.append(time.perf_counter() - start)
+            told = [parse_span(sid) for sid in section.summary_ids]
+            first, cut = NOW.date() - timedelta(days=730), cut_date(NOW)
+            days = {span.start + timedelta(days=n) for span in told if span for n in range(span.days)}
+            days = {day for day in days if day >= first} | {cut + timedelta(days=n) for n in range(HORIZON_DAYS + 1)}
+            through = size - section.hidden
+            cut_count, cut_days = _newest_first(store)
+            store.close()
+        medians[size] = _median_ms(samples)
+        print(
+            f"{size:>9,} {len(section.text.encode()):>6} {len(section.text.splitlines()):>6} {cold * 1000:>8.1f} "
+            f"{medians[size]:>9.2f} {through:>12,} {len(days):>5} {cut_count:>13,} {cut_days:>5}"
+        )
+    _print_ratio("a section build", medians, "<= 1.5")
+    print("budget: 6000 bytes, 60 lines; represented = entries shown or counted in a summary shown")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000", help="ledger sizes, comma-separated")
     parser.add_argument("--turns", type=int, default=200, help="turns timed per size")
+    parser.add_argument("--years-sizes", default="1000,100000", help="two-year memories, comma-separated")
+    parser.add_argument("--rounds", type=int, default=50, help="section builds timed per two-year memory")
     args = parser.parse_args()
     use_embedder(None)
-    bench_turns([int(size) for size in args.sizes.split(",")], args.turns)
+    if args.sizes:
+        bench_turns([int(size) for size in args.sizes.split(",")], args.turns)
+    bench_years([int(size) for size in args.years_sizes.split(",")], args.rounds)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static, Tab, Tabs
 
 from desktop.describe import describe_trust
+from desktop.memory_cmd import record_text
 from desktop.memory_story import fact_story, story_lines
 from desktop.shell.dialogs import ConfirmDialog, TextDialog
 from protocol.errors import JsonRpcError
@@ -103,8 +104,7 @@ class MemoryView(Vertical):
             if record["id"] in self.records:
                 continue
             self.records[record["id"]] = record
-            text = record.get("text") if record.get("text") is not None else "(erased)"
-            table.add_row(record["id"], describe_trust(record), text, record["source"], key=record["id"])
+            table.add_row(record["id"], describe_trust(record), record_text(record), record["source"], key=record["id"])
         if not records:
             where = f"matching {self.query_text!r}" if self.query_text else f"in the {self.view} view"
             self.query_one("#story", Static).update(f"No facts {where}.")

@@ -59,14 +59,19 @@ def rebuild(ledger: Ledger, index: MemoryIndex) -> bool:
     """
     state = MemoryState()
     saw_erase = False
+    expired = ""
     for _, record in ledger.read():
         state.apply(record)
         saw_erase = saw_erase or record.op == "erase"
+        if record.op == "expire":
+            expired = max(expired, record.valid_until or "")
     index.reset()
     with index.transaction():
         index.put_facts(state.facts.values())
         index.fill_contexts(state.facts.values())
         index.put_tombstones(state.tombstones)
+        if expired:
+            index.set_meta(expired_through=expired)
         set_checkpoint(ledger, index, state.epoch_mark)
     logger.info("memory index %s rebuilt from %d ledger records", index.path, state.last_seq)
     return saw_erase

@@ -65,6 +65,7 @@ class Fact:
     conflicts_with: tuple[str, ...]
     changed_seq: int
     changed_by: str | None = None
+    reason: str | None = None  # why it was written (a request to forget: the reason a person reads in review)
 
 
 class FactLookup(Protocol):
@@ -159,10 +160,22 @@ def fold(record: Record, lookup: FactLookup) -> Effect:
             target = lookup.fact(rid)
             if target is not None:
                 erased.append(
-                    replace(target, text=None, sig=None, status="erased", changed_seq=record.seq, changed_by=record.id)
+                    replace(
+                        target,
+                        text=None,
+                        sig=None,
+                        reason=None,
+                        status="erased",
+                        changed_seq=record.seq,
+                        changed_by=record.id,
+                    )
                 )
         lifted = tuple({f.sig for rid in record.targets if (f := lookup.fact(rid)) is not None and f.sig})
         return Effect(facts=tuple(erased), lifted=lifted, erased=tuple(f.id for f in erased), bumps_epoch=True)
+    if op == "expire":
+        # The fact's valid time has ended (its validUntil): it leaves every view of now by itself; the record
+        # says so in the audit and starts a new prompt epoch, so the frozen section no longer carries it.
+        return Effect(bumps_epoch=lookup.fact(record.target or "") is not None)
     return Effect()  # suppress: an audit event only
 
 
@@ -187,6 +200,7 @@ def _retraction_request(record: Record, target: Fact) -> Effect:
         conflicts_with=(),
         changed_seq=record.seq,
         changed_by=None,
+        reason=record.reason,
     )
     return Effect(facts=(request,))
 

@@ -26,13 +26,15 @@ from host.memory.index_queries import FACT_COLUMNS, IndexQueries
 from host.memory.query import FTS_TOKENIZER, index_body
 from host.memory.records import Record
 from host.memory.speakers import speaker_key, speaker_of
+from host.memory.summary_index import SUMMARY_SCHEMA, LogSummaries
+from host.memory.uses import USE_SCHEMA, UseCounts
 from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
 
 __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 
 DEFAULT_EMBEDDER = "default"
 """`MemoryIndex(embedder=...)` default: the process-wide embedder (`loaded_embedder()`), once it has loaded."""
@@ -45,7 +47,7 @@ CREATE TABLE IF NOT EXISTS facts(
     tier TEXT NOT NULL, source TEXT NOT NULL, basis TEXT, trust TEXT NOT NULL, status TEXT NOT NULL,
     scope TEXT NOT NULL, observed_at TEXT NOT NULL, valid_from TEXT, valid_until TEXT, replaces TEXT,
     replace_mode TEXT, confidence REAL, evidence_seq INTEGER, tool_call_id TEXT, conflicts_with TEXT,
-    changed_seq INTEGER NOT NULL, changed_by TEXT, tier_rank INTEGER NOT NULL, episode TEXT, speaker TEXT);
+    changed_seq INTEGER NOT NULL, changed_by TEXT, reason TEXT, tier_rank INTEGER NOT NULL, episode TEXT, speaker TEXT);
 CREATE INDEX IF NOT EXISTS facts_standing ON facts(status, trust, tier_rank, seq, valid_from, valid_until);
 CREATE INDEX IF NOT EXISTS facts_keyed ON facts(status, trust, seq) WHERE key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_sig ON facts(sig);
@@ -56,6 +58,8 @@ CREATE INDEX IF NOT EXISTS facts_valid ON facts(valid_from) WHERE status = 'live
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, before, context, tokenize='{FTS_TOKENIZER}');
 {VECTOR_SCHEMA}
+{SUMMARY_SCHEMA}
+{USE_SCHEMA}
 """
 
 
@@ -82,6 +86,8 @@ class MemoryIndex(IndexQueries):
         self._db = self._connect()
         self._reader: IndexQueries | None = None
         self._episodes = EpisodeContexts(self._db, self._facts)
+        self.summaries = LogSummaries(self._db)
+        self.uses = UseCounts(self._db)
         # The process's embedder may still be loading: words only until it is ready (`adopt_loaded`).
         chosen, decided = loaded_embedder() if isinstance(embedder, str) else (embedder, True)
         worker = worker_for(chosen) if chosen is not None else None
@@ -150,6 +156,8 @@ class MemoryIndex(IndexQueries):
             self._db.execute("DELETE FROM tombstones")
             self._db.execute("DELETE FROM fts")
             self.vectors.forget_all()
+            self.summaries.forget_all()
+            self.uses.forget_all()
             self._db.execute("DELETE FROM meta WHERE k NOT IN ('schema', 'vector_model')")
 
     def apply(self, record: Record, effect: Effect) -> None:
@@ -169,6 +177,13 @@ class MemoryIndex(IndexQueries):
         for fact in effect.facts:
             if fact.tier == "log":
                 self._episodes.refresh_around(fact)
+        self.summaries.invalidate(effect.facts)
+        self.uses.forget(effect.erased)
+        if record.op == "expire":
+            expired = self.fact(record.target or "")
+            self.summaries.invalidate([expired] if expired is not None else [])
+            through = max(self.meta("expired_through") or "", record.valid_until or "")
+            self.set_meta(expired_through=through)
 
     def fill_contexts(self, facts: Iterable[Fact]) -> None:
         """Set the context of every log entry from scratch (after a rebuild)."""
@@ -239,5 +254,7 @@ class MemoryIndex(IndexQueries):
         old = [IndexQueries(self._db), *([self._reader] if self._reader is not None else [])]
         self._db, self._reader = self._connect(), None
         self._episodes.reconnect(self._db)
+        self.summaries.reconnect(self._db)
+        self.uses.reconnect(self._db)
         self.vectors.reconnect(self._db)
         return old

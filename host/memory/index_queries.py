@@ -13,7 +13,7 @@ from typing import Any
 
 from host.memory.fold import FACT_FIELDS, TIER_RANK, Fact, valid_at
 
-__all__ = ["IndexQueries", "FACT_COLUMNS"]
+__all__ = ["IndexQueries", "FACT_COLUMNS", "row_to_fact"]
 
 FACT_COLUMNS = FACT_FIELDS
 """The fact columns of the `facts` table, in the dataclass's own field order."""
@@ -31,6 +31,10 @@ def _row_to_fact(row: Sequence[Any]) -> Fact:
     values = list(row)
     values[_CONFLICTS] = tuple(filter(None, (values[_CONFLICTS] or "").split(",")))
     return Fact(*values)
+
+
+row_to_fact = _row_to_fact
+"""A `facts` row (its FACT_COLUMNS, in order) as a Fact."""
 
 
 class IndexQueries:
@@ -55,8 +59,10 @@ class IndexQueries:
         row = self._db.execute("SELECT record_id FROM tombstones WHERE sig = ?", (sig,)).fetchone()
         return None if row is None else str(row[0])
 
-    def _facts(self, where: str, params: dict[str, Any] | Sequence[Any] = (), tail: str = "") -> list[Fact]:
-        sql = f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE {where} {tail}"
+    def _facts(
+        self, where: str, params: dict[str, Any] | Sequence[Any] = (), tail: str = "", using: str = ""
+    ) -> list[Fact]:
+        sql = f"SELECT {', '.join(FACT_COLUMNS)} FROM facts {using} WHERE {where} {tail}"
         return [_row_to_fact(row) for row in self._db.execute(sql, params)]
 
     def live_with_sig(self, sig: str) -> list[Fact]:
@@ -74,6 +80,48 @@ class IndexQueries:
         params = {"r": TIER_RANK.get(tier, 9), "t": instant}
         return self._facts(f"{_STANDING} AND tier_rank = :r", params, f"ORDER BY seq DESC LIMIT {int(limit)}")
 
+    def recent_log(self, since: str, instant: str, limit: int) -> list[Fact]:
+        """The latest-dated log entries dated `since` or later that may stand at `instant`, at most `limit`."""
+        where = (
+            "tier = 'log' AND status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
+            f"AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
+        )
+        # Read in the day index's order, so only `limit` rows are read however many entries the days hold.
+        params = {"c": since, "t": instant}
+        tail = f"ORDER BY coalesce(valid_from, observed_at) DESC LIMIT {int(limit)}"
+        return self._facts(where, params, tail, "INDEXED BY facts_log_day")
+
+    def unsummarised_log_count(self, since: str, instant: str) -> int:
+        """How many log entries that may stand at `instant` no summary counts: those dated `since` or later,
+        and those with a key."""
+        recent = (
+            "SELECT count(*) FROM facts INDEXED BY facts_log_day WHERE tier = 'log' AND status = 'live' "
+            f"AND trust = 'confirmed' AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
+        )
+        keyed = (
+            "SELECT count(*) FROM facts WHERE key IS NOT NULL AND status = 'live' AND trust = 'confirmed' "
+            f"AND tier = 'log' AND coalesce(valid_from, observed_at) < :c AND {_VALID}"
+        )
+        params = {"c": since, "t": instant}
+        return sum(int(self._db.execute(sql, params).fetchone()[0]) for sql in (recent, keyed))
+
+    def expiring(self, after: str, instant: str) -> list[Fact]:
+        """Standing-but-for-time facts whose lifetime (validUntil) ended after `after` and by `instant`."""
+        where = (
+            "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL AND op != 'retract' "
+            "AND valid_until > :a AND valid_until <= :t"
+        )
+        return self._facts(where, {"a": after, "t": instant}, "ORDER BY valid_until, seq")
+
+    def asked_to_forget(self, ids: Sequence[str]) -> set[str]:
+        """Those of `ids` that a request to forget names, waiting or decided (a person has seen them)."""
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            sql = f"SELECT replaces FROM facts WHERE op = 'retract' AND replaces IN ({', '.join('?' * len(part))})"
+            found.update(str(row[0]) for row in self._db.execute(sql, part))
+        return found
+
     def keyed_candidates(self, instant: str, limit: int) -> list[Fact]:
         """The newest facts with a key that may stand at `instant` (conflicts are found among them)."""
         return self._facts(f"key IS NOT NULL AND {_STANDING}", {"t": instant}, f"ORDER BY seq DESC LIMIT {int(limit)}")
@@ -87,11 +135,12 @@ class IndexQueries:
         marks = ", ".join(f":k{n}" for n in range(len(wanted)))
         return self._facts(f"key IN ({marks}) AND {_STANDING}", params, "ORDER BY seq")
 
-    def candidate_counts(self, instant: str) -> dict[str, int]:
-        """How many facts may stand at `instant`, per tier (read from the covering index alone)."""
+    def candidate_counts(self, instant: str, tiers: Sequence[str] = tuple(TIER_RANK)) -> dict[str, int]:
+        """How many facts of `tiers` may stand at `instant`, per tier (read from the covering index alone)."""
+        ranks = ", ".join(str(TIER_RANK[tier]) for tier in tiers)
         sql = (
             "SELECT tier_rank, count(*) FROM facts WHERE status = 'live' AND trust = 'confirmed' "
-            f"AND {_VALID} GROUP BY tier_rank"
+            f"AND tier_rank IN ({ranks}) AND {_VALID} GROUP BY tier_rank"
         )
         names = {rank: tier for tier, rank in TIER_RANK.items()}
         return {names.get(rank, "note"): int(n) for rank, n in self._db.execute(sql, {"t": instant})}

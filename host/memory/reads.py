@@ -33,6 +33,7 @@ from host.memory.ranking import (
 from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
 from host.memory.section import MemorySection, SectionLimits, render_section
+from host.memory.summaries import cut_date, day_instant, parse_span
 from host.memory.values import parse_instant
 from host.memory.vectors import MeaningState, worker_for
 from host.memory.view import ViewSelection, select_view
@@ -263,12 +264,14 @@ class MemoryReads:
         """Re-walk the hash chain from disk and name the first bad record."""
         return self._ledger.verify()
 
-    def _recent_facts(self, instant: str, limit: int, index: IndexQueries | None = None) -> dict[str, Fact]:
+    def _recent_facts(
+        self, instant: str, limit: int, index: IndexQueries | None = None, tiers: Iterable[str] = TIER_RANK
+    ) -> dict[str, Fact]:
         index = index or self._index
         keyed = index.keyed_candidates(instant, limit)
         # Every candidate of those keys, however old, so a conflict is never hidden behind the window.
         facts = {f.id: f for f in index.candidates_for_keys({f.key for f in keyed if f.key}, instant)}
-        for tier in TIER_RANK:
+        for tier in tiers:
             facts.update((f.id, f) for f in index.newest_candidates(tier, instant, limit))
         return facts
 
@@ -299,13 +302,48 @@ class MemoryReads:
         """Every fact as it stood once the ledger reached `seq` (a replay: the cost grows with the ledger)."""
         return replay(self._ledger.records(), through_seq=seq).facts.values()
 
+    def _writing(self) -> bool:
+        """Whether a write may be under way (then derived rows are not written from a read)."""
+        return False
+
     def prompt_section(self, *, max_bytes: int = 6000, max_lines: int = 60, tools: bool = True) -> MemorySection:
         """The bounded memory section for the system prompt, from the facts standing now.
 
-        `tools` says whether the model is offered the memory tools; without them the section names none.
+        Log entries dated before the horizon's cut come through the summaries of their spans; the rest as
+        facts. `tools` says whether the model is offered the memory tools; without them the section names none.
         """
-        standing, totals = self.recent_standing(max_lines)
-        return render_section(standing, SectionLimits(max_bytes, max_lines), totals, tools=tools)
+        now = self._clock()
+        instant = format_instant(now)
+        cut = cut_date(now)
+        recent = self._recent_facts(instant, max_lines, tiers=("profile", "note"))
+        facts = {fid: f for fid, f in recent.items() if f.tier != "log" or f.key}
+        facts.update((f.id, f) for f in self._index.recent_log(day_instant(cut), instant, max_lines))
+        summaries = self._index.summaries.before(cut, instant, persist=not self._writing())
+        standing = classify(facts.values(), instant)
+        # Counted without walking the log: the summaries already count the entries they cover.
+        totals = self._index.candidate_counts(instant, ("profile", "note"))
+        logs = self._index.unsummarised_log_count(day_instant(cut), instant) + sum(s.count for s in summaries)
+        if logs:
+            totals["log"] = logs
+        limits = SectionLimits(max_bytes, max_lines)
+        section = render_section(standing, limits, totals, tools=tools, summaries=summaries)
+        self.note_use(section.shown_ids, "shown")
+        return section
+
+    def note_use(self, ids: Sequence[str], kind: str) -> None:
+        """Count one use (`recalled` or `shown`) of each fact (derived counts in the index, `uses.py`)."""
+        self._index.uses.count(ids, kind, self._now())
+
+    def summary_covers(self, summary_id: str) -> list[str]:
+        """The ids of the standing log entries summary `summary_id` covers now (its citations).
+
+        Raises:
+            RecordNotFoundError: `summary_id` does not name a span.
+        """
+        span = parse_span(summary_id)
+        if span is None:
+            raise RecordNotFoundError(f"no memory summary {summary_id}")
+        return self._index.summaries.covered(span, self._now())
 
     def recall_block(
         self, text: str, *, since_seq: int, exclude_ids: tuple[str, ...] = (), limit: int = 5, added_limit: int = 10
@@ -323,6 +361,7 @@ class MemoryReads:
             The block (ids and text, within its byte cap), or None when there is nothing to show.
         """
         recalled = [hit.fact for hit in self.search(text, limit=limit, exclude_ids=exclude_ids)]
+        self.note_use([fact.id for fact in recalled], "recalled")
         skip = {*exclude_ids, *(fact.id for fact in recalled)}
         added, total = self._index.added_since(since_seq, self._now(), added_limit)
         kept = [fact for fact in added if fact.id not in skip]

@@ -42,7 +42,7 @@ __all__ = [
     "commitment",
 ]
 
-OPS = ("assert", "correct", "retract", "review", "erase", "suppress")
+OPS = ("assert", "correct", "retract", "review", "erase", "suppress", "expire")
 TIERS = ("profile", "note", "log")
 TRUSTS = ("confirmed", "proposed", "rejected")
 DECISIONS = ("confirm", "reject", "edit")

@@ -2,7 +2,9 @@
 
 The section is bounded in bytes and lines and always ends with a count of what did not fit and how to
 recall it, so nothing is cut silently. Priority when it is full: conflicts (they need a decision), then
-profile facts, then notes and log entries newest first. Proposed facts are never rendered as facts.
+profile facts, then notes and log entries newest first. Old log entries come through the summaries of their
+spans (`summaries.py`), newest first, in a share of the bounds kept for them. Proposed facts are never
+rendered as facts.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from host.memory.fold import Fact, Standing
+from host.memory.summaries import Summary
 
 __all__ = [
     "MemorySection",
     "SectionLimits",
+    "SUMMARY_SHARE",
     "render_section",
     "render_recall_block",
     "fact_line",
@@ -40,6 +44,13 @@ MEMORY_RULES_WITHOUT_TOOLS = (
 
 _TIER_NAMES = {"profile": "profile", "note": "notes", "log": "log entries"}
 
+SUMMARY_SHARE = 0.4
+"""The share of the section's bytes and lines kept for summaries of old log entries (when there are any)."""
+SUMMARY_HEADING = (
+    "Older log entries, summarised by span of days ([s-…] names a summary, not a record; memory_recall finds "
+    "the entries):"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class SectionLimits:
@@ -49,11 +60,13 @@ class SectionLimits:
 
 @dataclass(frozen=True, slots=True)
 class MemorySection:
-    """The rendered section, the ids it shows, and how many standing facts it left out."""
+    """The rendered section, the ids it shows, and how many standing facts it left out (entries shown through
+    a summary are not left out); `summary_ids` names the summaries it carries."""
 
     text: str
     shown_ids: tuple[str, ...]
     hidden: int
+    summary_ids: tuple[str, ...] = ()
 
 
 def _date(instant: str | None) -> str:
@@ -99,53 +112,96 @@ def _records(count: int) -> str:
     return f"{count} standing record" + ("" if count == 1 else "s")
 
 
+def _size(lines: Sequence[str]) -> int:
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+
+
 def render_section(
     standing: Standing,
     limits: SectionLimits = SectionLimits(),
     totals: Mapping[str, int] | None = None,
     *,
     tools: bool = True,
+    summaries: Sequence[Summary] = (),
 ) -> MemorySection:
     """The memory section for the system prompt.
 
     Args:
-        standing: the standing facts and conflicts (all of them, or the newest of each tier).
+        standing: the standing facts and conflicts (all of them, or the newest of each tier), without the log
+            entries that `summaries` cover.
         limits: the byte and line bounds of the whole section, footer included.
-        totals: how many records stand per tier in all of memory, when `standing` is only the newest of them.
+        totals: how many records stand per tier in all of memory (summarised log entries included), when
+            `standing` is only the newest of them.
         tools: whether the model is offered the memory tools (the rules and the footer name them only then).
+        summaries: the summaries of old log entries, newest span first.
 
     Returns:
-        The section text, the ids shown, and the count of records left out (named in the footer).
+        The section text, the ids and summary ids shown, and the count of records left out (named in the footer).
     """
     header = ["## Memory", MEMORY_RULES if tools else MEMORY_RULES_WITHOUT_TOOLS, ""]
-    used_bytes = sum(len(line.encode("utf-8")) + 1 for line in header) + 220  # room for the footer line
+    used_bytes = _size(header) + 220 + (150 if summaries else 0)  # room for the footer line
     used_lines = len(header) + 2
+    wanted = [SUMMARY_HEADING, *("- " + summary.text for summary in summaries)] if summaries else []
+    # Kept for the summaries, so recent detail cannot crowd out the whole of the past (and the reverse).
+    kept_bytes = min(_size(wanted) + 1, int(limits.max_bytes * SUMMARY_SHARE))
+    kept_lines = min(len(wanted) + 1, int(limits.max_lines * SUMMARY_SHARE))
     body: list[str] = []
     shown: list[Fact] = []
     for lines, facts in _blocks(standing):
-        size = sum(len(line.encode("utf-8")) + 1 for line in lines)
-        if used_lines + len(lines) > limits.max_lines or used_bytes + size > limits.max_bytes:
+        size = _size(lines)
+        if used_lines + len(lines) > limits.max_lines - kept_lines or used_bytes + size > limits.max_bytes - kept_bytes:
             continue
         body += lines
         shown += facts
         used_lines += len(lines)
         used_bytes += size
+    told: list[Summary] = []
+    if summaries and used_lines + 3 <= limits.max_lines and used_bytes + _size(wanted[:2]) + 1 <= limits.max_bytes:
+        used_lines += 2
+        used_bytes += _size([SUMMARY_HEADING]) + 1
+        for summary in summaries:  # newest first: the oldest spans are the ones left out
+            size = _size(["- " + summary.text])
+            if used_lines + 1 > limits.max_lines or used_bytes + size > limits.max_bytes:
+                break
+            told.append(summary)
+            used_lines += 1
+            used_bytes += size
     if totals is None:
         totals = Counter(f.tier for f in (*standing.current, *(f for c in standing.conflicts for f in c.facts)))
+        totals["log"] += sum(summary.count for summary in summaries)
     shown_tiers = Counter(fact.tier for fact in shown)
+    shown_tiers["log"] += sum(summary.count for summary in told)
     hidden = {tier: n - shown_tiers[tier] for tier, n in totals.items() if n > shown_tiers[tier]}
     total = sum(totals.values())
+    through = sum(summary.count for summary in told)
+    summed = (
+        f" {through} older log entr{'y is' if through == 1 else 'ies are'} shown through {len(told)} "
+        f"summar{'y' if len(told) == 1 else 'ies'} (from {told[-1].span.start:%Y-%m-%d})."
+        if told
+        else ""
+    )
+    if len(told) < len(summaries):
+        left = summaries[len(told)]
+        summed += f" Summaries of the entries before {left.span.end:%Y-%m-%d} did not fit."
     if not total:
         footer = "No facts are stored yet."
     elif not hidden:
-        footer = f"All {_records(total)} are shown." if total > 1 else "The one standing record is shown."
+        shown_as = "shown or summarised" if told else "shown"
+        footer = f"All {_records(total)} are {shown_as}." if total > 1 else f"The one standing record is {shown_as}."
+        footer += summed
     else:
         detail = ", ".join(f"{n} {_TIER_NAMES.get(tier, tier)}" for tier, n in sorted(hidden.items()))
         footer = f"{sum(hidden.values())} of {_records(total)} did not fit here ({detail}); " + (
             "call memory_recall with a few words to find them." if tools else "some may be recalled for a message."
         )
-    text = "\n".join([*header, *body, *([""] if body else []), footer])
-    return MemorySection(text, tuple(fact.id for fact in shown), sum(hidden.values()))
+        footer += summed
+    parts = [*header, *body, *([""] if body else [])]
+    if told:
+        parts += [SUMMARY_HEADING, *("- " + summary.text for summary in told), ""]
+    text = "\n".join([*parts, footer])
+    return MemorySection(
+        text, tuple(fact.id for fact in shown), sum(hidden.values()), tuple(summary.id for summary in told)
+    )
 
 
 def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_added: int, cut: int = 0) -> str | None:

@@ -27,7 +27,9 @@ from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence
+from host.memory.staleness import likely_duplicates, stale_facts
 from host.memory.trust import valid_source
+from host.memory.uses import Use
 from host.memory.values import (
     Clock,
     EventSink,
@@ -46,6 +48,9 @@ __all__ = ["MemoryStore", "MERGE_EVERY"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+CONSOLIDATE = Evidence("tool:consolidate")
+"""Who proposes the consolidation pass's requests to forget (a proposal, never a confirmed act)."""
 
 
 class MemoryStore(MemoryWrites):
@@ -83,6 +88,7 @@ class MemoryStore(MemoryWrites):
         self._disk = DiskWork()
         self._close_after_write = False
         self._events: list[MemoryEvent] = []
+        self._pending_uses: list[tuple[tuple[str, ...], str, str]] = []
         self._fed = places
         self._copies = copies
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
@@ -102,8 +108,12 @@ class MemoryStore(MemoryWrites):
         # Nobody is listening yet (a shell lists memory when it connects); a view kept aside is still told.
         self._events = [event for event in self._events if event.kind == "set_aside"]
 
+    def _writing(self) -> bool:
+        return self._lock.locked()
+
     def close(self) -> None:
         """Release the memory (its ledger lock and index); a write under way releases it when it ends."""
+        self.flush_uses()
         if self._lock.locked():
             self._close_after_write = True
             return
@@ -306,6 +316,90 @@ class MemoryStore(MemoryWrites):
             return await self._erase_locked(target, reason, evidence or Evidence("human"), scrub_conversation)
 
         return await self._write(erase_locked)
+
+    async def prepare_recall(self, query: str) -> None:
+        """Ready a turn: record the lifetimes that have ended (a new epoch when one did), then the query's vector."""
+        await self.expire_due()
+        await super().prepare_recall(query)
+
+    async def expire_due(self) -> list[str]:
+        """Record each fact whose lifetime (`validUntil`) ended since the last check, one `expire` record each.
+
+        The fact has already left every view of now (it is not valid any more); the record says so in the
+        audit and moves the epoch mark, so the next turn's frozen section no longer carries it. Nothing is
+        retracted: `asOf` a time before the end still finds the fact.
+
+        Returns:
+            The ids of the facts recorded as expired.
+        """
+        if not self._index.expiring(self._index.meta("expired_through") or "", self._now()):
+            return []
+
+        async def expire_locked() -> list[str]:
+            due = self._index.expiring(self._index.meta("expired_through") or "", self._now())
+            drafts = [
+                self._draft(
+                    "expire",
+                    Evidence(fact.source),
+                    target=fact.id,
+                    valid_until=fact.valid_until,
+                    reason=f"its lifetime ended at {fact.valid_until}",
+                )
+                for fact in due
+            ]
+            await self._commit(drafts)
+            return [fact.id for fact in due]
+
+        return await self._write(expire_locked)
+
+    def note_use(self, ids: Sequence[str], kind: str) -> None:
+        """Count one use (`recalled` or `shown`) of each fact, stamped now and written by `flush_uses`.
+
+        A turn only notes them in memory: the index write waits for a read of the counts, the background
+        round or the close, so neither a turn nor a prompt build pays for one.
+        """
+        if ids:
+            self._pending_uses.append((tuple(ids), kind, self._now()))
+
+    def flush_uses(self) -> None:
+        """Write the noted uses to the index in one transaction (not while a write is under way: an erase
+        may be copying the index; they are written the next time)."""
+        if not self._pending_uses or self._writing():
+            return
+        pending, self._pending_uses = self._pending_uses, []
+        with self._index.transaction():
+            for rids, what, at in pending:
+                self._index.uses.count(rids, what, at)
+
+    def uses(self, ids: Sequence[str]) -> dict[str, Use]:
+        """How often each of `ids` was recalled or shown and when last (facts never used are left out)."""
+        self.flush_uses()
+        return self._index.uses.of(ids)
+
+    async def propose_upkeep(self, max_proposals: int) -> list[WriteOutcome]:
+        """The consolidation pass: requests to forget likely duplicates and stale facts, for a person's review.
+
+        At most `max_proposals` requests are written (the cost cap); a fact a request already names, waiting
+        or decided, is never proposed again. Each request is a proposed `retract` (source `tool:consolidate`)
+        whose reason is its evidence; the fact stands until a person confirms it.
+        """
+        standing = [f for f in self._index.candidates(self._now()) if f.tier != "log"]
+        proposals = [
+            *likely_duplicates(standing),
+            *stale_facts(standing, self.uses([f.id for f in standing]), self._clock()),
+        ]
+        seen = self._index.asked_to_forget([p.target.id for p in proposals])
+        outcomes: list[WriteOutcome] = []
+        for proposal in proposals:
+            if len(outcomes) >= max_proposals:
+                break
+            if proposal.target.id in seen:
+                continue
+            seen.add(proposal.target.id)
+            outcomes.append(
+                await self.retract(proposal.target.id, evidence=CONSOLIDATE, reason=proposal.reason, pending=True)
+            )
+        return outcomes
 
     async def import_view_edits(self) -> list[WriteOutcome]:
         """Import a person's edit of MEMORY.md as `human` events; the host's own writes are recognised and skipped.

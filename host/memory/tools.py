@@ -228,6 +228,7 @@ async def _recall_rewritten(store: MemoryStore, arguments: dict[str, Any], rewri
     retracted = arguments.get("includeRetracted") is True
     terms = rewrite.terms if rewrite is not None else ()
     hits = store.search(query, limit=limit, include_retracted=retracted, rewrite=terms)
+    store.note_use([hit.fact.id for hit in hits], "recalled")
     reply = _recall_reply([hit.fact for hit in hits], query)
     if store.meaning == "loading":
         reply += f"\n{WORDS_ONLY_NOTE}"

@@ -94,6 +94,13 @@ class AgentSettings(WireModel):
         description="Seconds a tool call's question waits while no client that can answer is attached; then "
         "it is denied, and the tool's result says why.",
     )
+    consolidation: int = Field(
+        default=0,
+        ge=0,
+        le=100,
+        description="The most requests to forget (likely duplicates, stale facts) the background memory pass may "
+        "propose in one round while the agent is idle, for a person's review; 0: the pass is off.",
+    )
     knowledge: bool = Field(
         default=True,
         description="Documents a person admits (`knowledge.add`), searched by the agent's knowledge tools. Off: "
@@ -115,6 +122,7 @@ class AgentSettingsPatch(Params):
     mcp_servers: list[McpServerSettings] | None = Field(default=None, description="Replaces the whole list.")
     approval_timeout: int | None = Field(default=None, ge=5, le=86_400)
     knowledge: bool | None = None
+    consolidation: int | None = Field(default=None, ge=0, le=100)
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 

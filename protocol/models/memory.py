@@ -62,7 +62,7 @@ Reason = Annotated[str, Field(min_length=1, max_length=1000)]
 Instant = Annotated[str, Field(min_length=4, max_length=40, description="ISO 8601 date or date-time")]
 
 MemoryView = Literal["current", "conflicts", "proposed", "all", "retracted"]
-MemoryOp = Literal["assert", "correct", "retract", "review", "erase", "suppress"]
+MemoryOp = Literal["assert", "correct", "retract", "review", "erase", "suppress", "expire"]
 Tier = Literal["profile", "note", "log"]
 WriteOutcomeKind = Literal[
     "recorded",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.memory_cmd import record_row
+from desktop.memory_cmd import record_row, record_text
 
 
 def format_record(record: dict[str, Any]) -> str:
@@ -21,3 +21,12 @@ def test_a_request_to_forget_says_which_fact_it_would_retract() -> None:
     assert "forget m-bbbbbbbbbbbb: The user's cat is Miso." in line and "proposed" in line
     fact = format_record({**BASE, "op": "assert", "trust": "proposed", "status": "live", "text": "A fact."})
     assert "forget" not in fact and "A fact." in fact
+
+
+def test_a_proposal_of_the_consolidation_pass_says_why_and_a_fact_reason_is_not_shown_as_one() -> None:
+    reason = "stale: never recalled or shown since it was noted on 2026-01-01"
+    request = {**BASE, "op": "retract", "trust": "proposed", "replaces": "m-bbbbbbbbbbbb", "reason": reason}
+    assert record_text({**request, "text": "User tried pottery."}) == (
+        f"forget m-bbbbbbbbbbbb: User tried pottery. (why: {reason})"
+    )
+    assert record_text({**BASE, "op": "assert", "text": "A fact.", "reason": "noted"}) == "A fact."

@@ -1,0 +1,129 @@
+"""The summaries of old log entries as derived rows of `index.sqlite`: built on demand, dropped on change.
+
+A summary row is a cache of what `summaries.summary_text` says about one span's standing log entries. Any
+change to a log entry of a span (a new entry, a correction, a retraction, a review, an erase) deletes the
+rows of every span that holds its day in the same transaction as the change, so a stale summary is never
+read: the next rendering builds it again from the entries as they stand (an erased entry has no text left
+to quote). Secure delete zeroes a deleted row, and an erase's compacted copy drops its pages.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import date
+
+from host.memory.fold import Fact
+from host.memory.index_queries import FACT_COLUMNS, row_to_fact
+from host.memory.summaries import Span, Summary, day_instant, spans_before, summary_text
+
+__all__ = ["SUMMARY_SCHEMA", "QUOTED", "LogSummaries"]
+
+QUOTED = 8
+"""Entries spread over a span that its summary tries to quote (as many as fit its line)."""
+
+_DAY = "coalesce(valid_from, observed_at)"
+_LOG = "tier = 'log' AND status = 'live' AND trust = 'confirmed'"
+
+SUMMARY_SCHEMA = f"""
+CREATE INDEX IF NOT EXISTS facts_log_day ON facts({_DAY}) WHERE {_LOG};
+CREATE TABLE IF NOT EXISTS summaries(
+    id TEXT PRIMARY KEY, start TEXT NOT NULL, end TEXT NOT NULL, count INTEGER NOT NULL, quoted TEXT NOT NULL,
+    text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS summaries_range ON summaries(start, end);
+"""
+
+# A log entry with a key is a standing slot, shown as a fact (conflicts are found among them), never summarised.
+_IN_SPAN = (
+    f"{_LOG} AND key IS NULL AND text IS NOT NULL AND {_DAY} >= :a AND {_DAY} < :b "
+    "AND (valid_until IS NULL OR :t < valid_until)"
+)
+
+
+class LogSummaries:
+    """The summary rows of one index connection (used on the index's own thread)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def reconnect(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def forget_all(self) -> None:
+        self._db.execute("DELETE FROM summaries")
+
+    def invalidate(self, facts: Iterable[Fact]) -> None:
+        """Drop the summaries of every span holding the day of a changed log entry (inside the caller's
+        transaction)."""
+        days = {fact.valid_from or fact.observed_at for fact in facts if fact.tier == "log"}
+        for day in days:
+            self._db.execute("DELETE FROM summaries WHERE start <= ? AND ? < end", (day, day))
+
+    def before(self, cut: date, instant: str, *, persist: bool = True) -> list[Summary]:
+        """The summaries of the spans tiling every standing log entry dated before `cut`, newest first.
+
+        Spans without standing entries are left out. A missing summary is built from the entries now and,
+        with `persist`, kept for the next rendering (a caller that may race a write passes False).
+        """
+        row = self._db.execute(
+            f"SELECT {_DAY} FROM facts INDEXED BY facts_log_day WHERE {_LOG} AND {_DAY} < ? "
+            f"AND key IS NULL AND text IS NOT NULL ORDER BY {_DAY} LIMIT 1",
+            (day_instant(cut),),
+        ).fetchone()
+        if row is None or row[0] is None:
+            return []
+        spans = spans_before(cut, date.fromisoformat(str(row[0])[:10]))
+        kept = {
+            r[0]: r
+            for r in self._db.execute(
+                f"SELECT id, count, quoted, text FROM summaries WHERE id IN ({', '.join('?' * len(spans))})",
+                [span.id for span in spans],
+            )
+        }
+        out: list[Summary] = []
+        for span in spans:
+            found = kept.get(span.id)
+            summary = (
+                Summary(span, int(found[1]), tuple(filter(None, str(found[2]).split(","))), str(found[3]))
+                if found is not None
+                else self._build(span, instant, persist)
+            )
+            if summary.count:
+                out.append(summary)
+        return out
+
+    def covered(self, span: Span, instant: str) -> list[str]:
+        """The ids of the standing log entries a span's summary covers, in date order (its citations)."""
+        sql = f"SELECT id FROM facts WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
+        return [str(r[0]) for r in self._db.execute(sql, self._bounds(span, instant))]
+
+    def _bounds(self, span: Span, instant: str) -> dict[str, str]:
+        return {"a": day_instant(span.start), "b": day_instant(span.end), "t": instant}
+
+    def _build(self, span: Span, instant: str, persist: bool) -> Summary:
+        sql = f"SELECT seq FROM facts WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
+        seqs = [int(r[0]) for r in self._db.execute(sql, self._bounds(span, instant))]
+        picked = _spread(seqs, QUOTED)
+        samples: list[Fact] = []
+        if picked:
+            rows = self._db.execute(
+                f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE seq IN ({', '.join('?' * len(picked))})", picked
+            )
+            by_seq = {fact.seq: fact for fact in map(row_to_fact, rows)}
+            samples = [by_seq[seq] for seq in picked if seq in by_seq]
+        text, quoted = summary_text(span, len(seqs), samples)
+        summary = Summary(span, len(seqs), quoted, text)
+        if persist and seqs:
+            self._db.execute(
+                "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
+                (span.id, day_instant(span.start), day_instant(span.end), len(seqs), ",".join(quoted), text),
+            )
+        return summary
+
+
+def _spread(seqs: Sequence[int], count: int) -> list[int]:
+    """Up to `count` of `seqs`, evenly spread from the first to the last, in order."""
+    if len(seqs) <= count:
+        return list(seqs)
+    step = (len(seqs) - 1) / (count - 1)
+    return [seqs[round(n * step)] for n in range(count)]
