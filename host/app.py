@@ -125,6 +125,7 @@ class HostServer:
             lambda: self.kernel.info,
             memory=lambda agent: self.memory.source(agent),
             host_tools=lambda agent: self.host_tools.offered(agent, RunOrigin()),
+            cover=lambda agent, through, first: self.memory.cover(agent, through, first),
         )
         self.kernel_turns = PrefixLink(self.kernel, self.planner.prefixes)
         """The kernel as runs and summaries reach it: a turn's messages go as what follows what it holds."""

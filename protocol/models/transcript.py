@@ -134,11 +134,19 @@ class RunEndedEvent(_Event):
 
 
 class CompactEvent(_Event):
-    """A summary that stands in for every event up to `throughSeq` when building the model's context."""
+    """A summary that stands in for every event up to `throughSeq` when building the model's context.
+
+    `fromSeq` is the first line it summarised (a previous summary's lines are covered by that one); the lines
+    stay in the transcript, where `search_history` finds them. `extraction` says whether memory extraction
+    had read every line it covers first (`covered`), or the compaction went on without waiting for the rest
+    (`unfinished`: it is extracted later); absent when extraction does not run for the agent.
+    """
 
     type: Literal["compact"] = "compact"
     summary: str
     through_seq: int
+    from_seq: int | None = None
+    extraction: Literal["covered", "unfinished"] | None = None
 
 
 TranscriptEvent = Annotated[
