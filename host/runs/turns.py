@@ -23,6 +23,7 @@ from host.runs.compaction import compaction_due, compaction_messages, split_for_
 from host.runs.kernel_prefix import SentPrefixes
 from host.runs.live_context import Context, LiveContexts
 from host.runs.mcp_config import mcp_server_specs
+from host.runs.receipts import build_receipt
 from host.store.agents import Agent, AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.secrets import SecretStore, resolve_api_key
@@ -126,7 +127,8 @@ class TurnPlanner:
         The prompt is assembled (frozen per epoch) and this turn's recall block is stored, by record id, in a
         `context` event before the messages are built; every stored block is rendered from memory as it
         stands, so a removed fact is in no later request, and within an epoch a replay gives the same bytes.
-        A `project_root` (checked when the message was queued) goes into the run's policy only.
+        A `project_root` (checked when the message was queued) goes into the run's policy only. Once the request
+        is built (after any compaction) its receipt is stored: the fact ids it carries, its epoch, its prefix hash.
         """
         spec = self.resolve_model(agent)
         transcript = self._store.transcript(agent.agent_id)
@@ -151,6 +153,7 @@ class TurnPlanner:
         if compaction_due(built.tokens, spec.context_window) and await self._compact(agent, transcript, spec):
             prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
             built = self._context(agent, transcript, prompt, memory, spec)
+        await transcript.append_async(build_receipt(run_id, prompt, built).model_dump(mode="json"))
         prefix, messages = self.prefixes.split("turn.start", agent.agent_id, built.messages, built.chain)
         return TurnStartParams(
             run_id=run_id,

@@ -25,6 +25,7 @@ __all__ = [
     "ToolResultEvent",
     "RunEndedEvent",
     "CompactEvent",
+    "ReceiptEvent",
     "TranscriptEvent",
     "TRANSCRIPT_EVENT",
 ]
@@ -149,8 +150,36 @@ class CompactEvent(_Event):
     extraction: Literal["covered", "unfinished"] | None = None
 
 
+class ReceiptEvent(_Event):
+    """What one run's request carried of memory, written once the request is built (after any compaction).
+
+    `section` lists the fact ids of the memory section in its system prompt, `recall` those of every recall
+    block the request carried (this turn's and the earlier turns' as replayed), `summaries` the ids of memory
+    summaries it carried, `epoch` its prompt epoch, and `prefixHash` the sha256 of its frozen system prompt.
+    """
+
+    type: Literal["receipt"] = "receipt"
+    run_id: str
+    epoch: int
+    prefix_hash: str
+    section: list[str] = Field(default_factory=list)
+    recall: list[str] = Field(default_factory=list)
+    summaries: list[str] = Field(default_factory=list)
+
+    def fact_ids(self) -> list[str]:
+        """Every fact id the request carried, section first, each once."""
+        return list(dict.fromkeys([*self.section, *self.recall]))
+
+
 TranscriptEvent = Annotated[
-    UserEvent | WakeEvent | ContextEvent | AssistantEvent | ToolResultEvent | RunEndedEvent | CompactEvent,
+    UserEvent
+    | WakeEvent
+    | ContextEvent
+    | AssistantEvent
+    | ToolResultEvent
+    | RunEndedEvent
+    | CompactEvent
+    | ReceiptEvent,
     Field(discriminator="type"),
 ]
 
