@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from protocol.models.base import WireModel
+from protocol.models.base import Params, WireModel
 
 __all__ = [
     "EndReason",
@@ -26,6 +26,7 @@ __all__ = [
     "RunEndedEvent",
     "CompactEvent",
     "ReceiptEvent",
+    "SearchHistoryArgs",
     "TranscriptEvent",
     "TRANSCRIPT_EVENT",
 ]
@@ -184,3 +185,13 @@ TranscriptEvent = Annotated[
 ]
 
 TRANSCRIPT_EVENT: TypeAdapter[TranscriptEvent] = TypeAdapter(TranscriptEvent)
+
+
+class SearchHistoryArgs(Params):
+    """Search or read your own earlier conversation, including what a compaction summarised away: give `query`
+    (words that must all appear, any case) to find lines, or `fromSeq` to read the lines from that transcript
+    number on. Only your own transcript is searched: messages, your replies and tool results."""
+
+    query: str | None = Field(default=None, min_length=1, max_length=500)
+    from_seq: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=10, ge=1, le=50, description="At most this many lines.")
