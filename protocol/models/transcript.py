@@ -27,6 +27,7 @@ __all__ = [
     "CompactEvent",
     "ReceiptEvent",
     "SearchHistoryArgs",
+    "HISTORY_TOOLS",
     "TranscriptEvent",
     "TRANSCRIPT_EVENT",
 ]
@@ -195,3 +196,7 @@ class SearchHistoryArgs(Params):
     query: str | None = Field(default=None, min_length=1, max_length=500)
     from_seq: int | None = Field(default=None, ge=1)
     limit: int = Field(default=10, ge=1, le=50, description="At most this many lines.")
+
+
+HISTORY_TOOLS = {"search_history": SearchHistoryArgs}
+"""The host-executed tool over the agent's own transcript, by name."""
