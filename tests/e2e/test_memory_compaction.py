@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.kernel.providers.fake_llm_server import Recorded
+from tests.kernel.providers.fake_llm_server import Recorded, Reply, error_reply
 from tests.support.fake_model import EXTRACTION_MARK, NO_OPERATIONS, ChatServer, model_settings, say
 from tests.support.host_process import HostProcess, scripted_model
 from tests.support.memory_host import MemoryHost
@@ -142,3 +142,41 @@ def test_a_compaction_waits_a_bounded_time_says_it_went_on_and_the_fact_still_la
         server.release.set()
         server.stop()
     assert EXTRACTION_MARK in json.dumps(server.extractions[0].body)
+
+
+def _cover_only(recorded: Recorded) -> str | Reply:
+    """The background extraction (the turn's prefix replayed) fails; the one sent alone before a compaction works."""
+    messages = recorded.body["messages"]
+    if len(messages) > 1:
+        return error_reply(400, "the extraction request was refused")
+    found = re.search(r"\[seq (\d+) · user\] My locker number is (\d+)", messages[-1]["content"])
+    if found is None:
+        return NO_OPERATIONS
+    op = {"op": "assert", "text": f"The user's locker number is {found[2]}", "seq": int(found[1]), "source": "user"}
+    return json.dumps({"operations": [op]})
+
+
+def test_lines_whose_extraction_failed_are_extracted_before_a_compaction_drops_them(tmp_path: Path) -> None:
+    server = ChatServer(_cover_only, otherwise=say("ok"))
+    server.start()
+
+    async def main() -> list[dict[str, Any]]:
+        async with HostProcess(tmp_path) as host:
+            settings = model_settings(server)  # extraction after every turn worth it
+            settings["model"]["contextWindow"] = 1000
+            await host.call("agent.create", {"name": "ann", "settings": settings})
+            await host.idle_turn("ann", LOCKER)
+            await host.idle_turn("ann", "I am planting tomatoes and basil in the garden this spring.")
+            for i in range(6):
+                await host.idle_turn("ann", f"note {i} " + "words " * 100)
+            return list((await host.call("memory.list", {"agentId": "ann", "view": "current"}))["records"])
+
+    try:
+        records = asyncio.run(main())
+    finally:
+        server.stop()
+    failed = [r for r in server.extractions if len(r.body["messages"]) > 1]
+    assert failed, "the background extractions were tried, and failed"
+    assert [r["text"] for r in records] == ["The user's locker number is 4711"]
+    compact = next(e for e in _events(tmp_path, "ann") if e["type"] == "compact")
+    assert compact["extraction"] == "covered"
