@@ -3,7 +3,8 @@
 `inspect` gathers one agent's profile and settings (`agent.get`), its directory, prompt epoch and sandbox
 roots (`agent.inspect`), the tail of its transcript (`agent.transcript`), its memory (`memory.list`, so the
 facts shown are exactly the host's), what it spent today (`budget.get`) and its schedules (`schedule.list`).
-`--json` prints the same, as the wire gives it.
+`--json` prints the same, as the wire gives it. With `--run RUN` it shows one run instead: the message it
+answered, its reply and its receipt (which facts the reply saw, its prompt epoch and prefix hash).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from protocol.errors import JsonRpcError
 if TYPE_CHECKING:
     from protocol.peer import JsonRpcPeer
 
-__all__ = ["run_agents", "run_inspect", "gather_inspection"]
+__all__ = ["run_agents", "run_inspect", "gather_inspection", "gather_run"]
 
 TAIL = 10
 
@@ -128,11 +129,49 @@ def _print_agents(listing: dict[str, Any], as_json: bool) -> int:
     return 0
 
 
-async def _inspect(data_dir: Path, ref: str, as_json: bool) -> int:
+async def gather_run(peer: JsonRpcPeer, ref: str, run_id: str) -> dict[str, Any]:
+    """One run of the agent, in wire form: its lines and its receipt (None when it has none).
+
+    Raises:
+        JsonRpcError: NOT_FOUND for an unknown agent, or a run that is not in its transcript.
+    """
+    from desktop.names import require_agent
+    from desktop.receipts import run_events, transcript_events
+    from protocol.errors import NOT_FOUND
+
+    agent = await require_agent(peer, ref)
+    events = run_events(await transcript_events(peer, agent.agent_id), run_id)
+    if not events:
+        raise JsonRpcError(f"there is no run {run_id!r} in {agent.agent_id}'s transcript", code=NOT_FOUND)
+    receipt = next((event for event in events if event.get("type") == "receipt"), None)
+    return {"agentId": agent.agent_id, "runId": run_id, "events": events, "receipt": receipt}
+
+
+def _print_run(found: dict[str, Any]) -> None:
+    from desktop.receipts import saw_line
+
+    receipt = found["receipt"]
+    print(f"run {found['runId']} of {found['agentId']}")
+    for event in found["events"]:
+        if event.get("type") not in ("context", "receipt"):
+            print(f"  #{event['seq']:<4} {one_line(describe_event(event), 100)}")
+    print(saw_line(receipt))
+    if receipt is not None:
+        print(f"  memory section: {', '.join(receipt['section']) or 'none'}")
+        print(f"  recall blocks: {', '.join(receipt['recall']) or 'none'}")
+        print(f"  summaries: {', '.join(receipt['summaries']) or 'none'}")
+        print(f"  prompt epoch {receipt['epoch']}, prefix {receipt['prefixHash']}")
+
+
+async def _inspect(data_dir: Path, ref: str, as_json: bool, run_id: str | None = None) -> int:
     from desktop.client import connect_host
     from protocol.dispatch import Router
 
     async with connect_host(data_dir, Router(), client="hearth-inspect") as peer:
+        if run_id is not None:
+            run = await gather_run(peer, ref, run_id)
+            print_json(run) if as_json else _print_run(run)
+            return 0
         found = await gather_inspection(peer, ref)
     if as_json:
         print_json(found)
@@ -167,6 +206,6 @@ async def _agents(data_dir: Path, as_json: bool) -> int:
     return _print_agents(await _listing(data_dir), as_json)
 
 
-def run_inspect(data_dir: Path, ref: str, as_json: bool) -> int:
-    """`hearth inspect AGENT`. Returns the exit code (1 for an unknown agent)."""
-    return _run(_inspect(data_dir, ref, as_json))
+def run_inspect(data_dir: Path, ref: str, as_json: bool, run_id: str | None = None) -> int:
+    """`hearth inspect AGENT [--run RUN]`. Returns the exit code (1 for an unknown agent or run)."""
+    return _run(_inspect(data_dir, ref, as_json, run_id))

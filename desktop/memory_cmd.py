@@ -18,6 +18,7 @@ from desktop.client import connect_host, run_command
 from desktop.describe import describe_trust
 from desktop.memory_story import fact_story, story_lines
 from desktop.names import require_agent
+from desktop.receipts import runs_that_saw, transcript_events
 from desktop.tables import print_json, print_table
 from protocol.dispatch import Router
 from protocol.peer import JsonRpcPeer
@@ -159,10 +160,15 @@ async def _run(command: MemoryCommand) -> int:
         if action == "why":
             assert command.record_id is not None
             story = await fact_story(peer, agent_id, command.record_id)
+            seen = runs_that_saw(await transcript_events(peer, agent_id), command.record_id)
             if command.as_json:
-                print_json(story)
+                print_json({**story, "seenBy": seen})
             else:
                 print("\n".join(story_lines(story)))
+                print(f"  seen by {len(seen)} run(s)" + (":" if seen else ""))
+                for receipt in seen:
+                    where = f"transcript #{receipt['seq']}, {receipt['ts']}, epoch {receipt['epoch']}"
+                    print(f"    {receipt['runId']} ({where})")
             return 0
         if action == "export":
             return await _export(peer, command, agent_id)

@@ -97,7 +97,7 @@ def _agents(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from desktop.inspect_cmd import run_inspect
 
-    return run_inspect(_data_dir(args), args.agent, args.as_json)
+    return run_inspect(_data_dir(args), args.agent, args.as_json, args.run)
 
 
 def _web(args: argparse.Namespace) -> int:
@@ -471,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "inspect", "Show one agent: settings, status, memory, prompt epoch, sandbox roots.", _inspect
     )
     inspect.add_argument("agent", help="the agent's id or name")
+    inspect.add_argument("--run", help="show this one run: its reply and which facts it saw (its receipt)")
     _json(inspect)
     _add_memory(commands)
     _add_knowledge(commands)

@@ -47,6 +47,7 @@ from host.rpc.session import register_session_methods
 from host.rpc.table import ShellTable
 from host.rpc.works import register_work_methods
 from host.runs.approval_desk import ApprovalDesk
+from host.runs.history_tool import HistoryTools
 from host.runs.host_tools import HostTools
 from host.runs.kernel_events import KernelEvents
 from host.runs.kernel_prefix import PrefixLink
@@ -129,6 +130,7 @@ class HostServer:
             lambda: self.kernel.info,
             memory=lambda agent: self.memory.source(agent),
             host_tools=lambda agent: self.host_tools.offered(agent, RunOrigin()),
+            cover=lambda agent, through, first: self.memory.cover(agent, through, first),
         )
         self.kernel_turns = PrefixLink(self.kernel, self.planner.prefixes)
         """The kernel as runs and summaries reach it: a turn's messages go as what follows what it holds."""
@@ -172,6 +174,7 @@ class HostServer:
         self.runs.end_hooks.extend([self.memory.after_run, self.approvals.run_ended])
         self.host_tools = HostTools(self.runs, self.store)
         self.host_tools.providers.append(PrivateMemoryTools(self.memory))
+        self.host_tools.providers.append(HistoryTools(self.store))
         self.chains = ChainGuard(lambda: self.settings.current.chain_budget, lambda agent: self.budgets.spent(agent))
         self.budgets.per_request.append(self.chains.count)
         self.knowledge = KnowledgeHub(config.data_dir, self._knowledge_on, self._knowledge_progress)

@@ -18,6 +18,7 @@ from protocol.models.proposals import PROPOSAL_METHODS
 from protocol.models.schedules import SCHEDULE_EVENTS, SCHEDULE_METHODS, SCHEDULE_TOOLS
 from protocol.models.secrets import SECRETS_METHODS
 from protocol.models.together import HOST_TOOLS as TOGETHER_TOOLS
+from protocol.models.transcript import HISTORY_TOOLS
 from protocol.models.works import WORK_EVENTS, WORK_METHODS
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
 
 Method = tuple[type[BaseModel], type[BaseModel]]
 
-HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **SCHEDULE_TOOLS, **KNOWLEDGE_TOOLS}
+HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **SCHEDULE_TOOLS, **KNOWLEDGE_TOOLS, **HISTORY_TOOLS}
 """Every host-executed tool whose arguments are a wire model, by its exact name."""
 
 HOST_METHODS: dict[str, Method] = {

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from desktop.receipts import receipt_ids, saw_line
 from desktop.shell.entries import DECISION_WORDS, ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from protocol.models.agents import AgentInfo
 from protocol.project_note import without_project_note
@@ -72,6 +73,7 @@ class ChatView(Vertical):
         self._prompts: dict[str, ApprovalPrompt] = {}
         self._run_started: float | None = None
         self._got_words = False
+        self._saw = ""  # the latest receipt's "this reply saw ..." while its run's lines are replayed
 
     def compose(self) -> ComposeResult:
         yield Static("", id="chat-title")
@@ -106,6 +108,7 @@ class ChatView(Vertical):
         self.agent = agent
         self.log_view.remove_children()
         self._reply, self._tools, self._asked, self._prompts = None, {}, set(), {}
+        self._saw = ""
         prompt = self.query_one("#prompt", Input)
         prompt.disabled = False
         prompt.placeholder = f"Message {agent.name} (enter to send, esc to cancel a turn)"
@@ -131,8 +134,13 @@ class ChatView(Vertical):
             tool = self._tools.get(event.get("toolCallId", ""))
             if tool is not None:
                 tool.complete(event.get("content", ""), is_error=bool(event.get("isError")), asked=True)
+        elif kind == "receipt" and receipt_ids(event):
+            self._saw = saw_line(event)
         elif kind == "ended":
             self._ended(event.get("reason", "idle"), event.get("error"))
+            if self._saw:  # beside the answer: which facts from memory its request carried
+                self._add(Notice(self._saw))
+            self._saw = ""
 
     @property
     def agent_name(self) -> str:

@@ -9,6 +9,7 @@ rendered as facts.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ __all__ = [
     "SUMMARY_SHARE",
     "render_section",
     "render_recall_block",
+    "block_fact_ids",
     "fact_line",
     "MEMORY_RULES",
     "MEMORY_RULES_WITHOUT_TOOLS",
@@ -228,3 +230,14 @@ def render_recall_block(recalled: Sequence[Fact], added: Sequence[Fact], more_ad
     if cut and lines:
         lines.append(f"({cut} more matching facts did not fit in this block.)")
     return "\n".join(lines) if lines else None
+
+
+_FACT_LINE = re.compile(r"^ *- \[(m-[0-9a-f]+)\]", re.MULTILINE)
+
+
+def block_fact_ids(text: str) -> tuple[str, ...]:
+    """The fact ids a rendered section or recall block carries, in order: one per fact line (`- [id] ...`).
+
+    A fact's own text is folded onto its line (`fact_line`), so only the renderer starts a line with an id.
+    """
+    return tuple(_FACT_LINE.findall(text))

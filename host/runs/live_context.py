@@ -35,11 +35,13 @@ MAX_MESSAGES = 200_000
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """One build: the messages (the system prefix first), the chain hash after each, and the token estimate."""
+    """One build: the messages (the system prefix first), the chain hash after each, the token estimate, and the
+    recall blocks attached to its messages (their text, oldest first: what the run's receipt lists)."""
 
     messages: list[ChatMessage]
     chain: list[str]
     tokens: int
+    recall: tuple[str, ...] = ()
 
 
 class LiveContext:
@@ -65,6 +67,7 @@ class LiveContext:
         self._added = 0  # builder messages in the list
         self._attached = 0  # `context` events whose recall has been rendered into the list
         self._pinned = False  # the newest block is of an earlier epoch, kept only because it is the newest
+        self._shown: dict[int, str] = {}  # the recall text attached to the list, by its `context` event's seq
 
     def __len__(self) -> int:
         return len(self._list)
@@ -90,7 +93,8 @@ class LiveContext:
         closing = self._builder.closing()
         chain = self._chain + chain_hashes(closing, self._chain[-1] if self._chain else "")
         chars = self._chars + sum(message_chars(message) for message in closing)
-        return Context(self._list + closing, chain, chars // 4)
+        shown = tuple(self._shown[seq] for seq in sorted(self._shown))
+        return Context(self._list + closing, chain, chars // 4, shown)
 
     def _read(self, transcript: Transcript, epoch: int) -> None:
         if self._mark is not None and epoch == self._epoch:
@@ -134,6 +138,7 @@ class LiveContext:
         self._added = 0
         self._attached = 0
         self._pinned = False
+        self._shown = {}
 
     def _extend(self) -> None:
         messages = self._builder.messages
@@ -155,6 +160,7 @@ class LiveContext:
         targets = {offset + self._builder.anchors[seq] for seq in recall if seq in self._builder.anchors}
         self._chars -= sum(message_chars(self._list[index]) for index in targets)
         self._builder.attach(self._list, offset, recall)
+        self._shown.update({seq: text for seq, text in recall.items() if seq in self._builder.anchors})
         self._chars += sum(message_chars(self._list[index]) for index in targets)
         if targets:
             del self._chain[min(targets) :]

@@ -1,12 +1,11 @@
-"""Memory in a run: the model's memory tools, extraction after a turn, and change events for the shell.
+"""Memory in a run: the model's memory tools, extraction after a turn and before a compaction, change events.
 
 The host executes the memory tools (`tool.call` from the kernel) against the calling agent's own store,
-with the run's transcript seq and tool call id as evidence. After completed turns worth it (the
-agent's `extraction` setting: `auto`, `off` or every N turns), one `summarize` call plans memory operations,
-applied in the background as the `extractor`. It sends the turn's own prefix with the instruction last, so
-the provider's cache serves the prefix; one extraction per agent is pending at a time, covering every turn
-since the last. It never delays the next run and never races an explicit write (each store has one writer).
-Memory off means none of this: no tools, no prompt section, no extraction.
+with the run's transcript seq and tool call id as evidence. After completed turns (the agent's `extraction`
+setting: `auto`, `off` or every N turns) the extractor (`extractor.py`) plans memory operations in the
+background; before a compaction drops lines it has not covered, it extracts them first. It never races an
+explicit write (each store has one writer). Memory off means none of this: no tools, no prompt section, no
+extraction.
 """
 
 from __future__ import annotations
@@ -26,12 +25,8 @@ from host.memory import (
     ExchangeItem,
     MemoryHub,
     MemoryStore,
-    apply_extraction,
-    extraction_prompt,
     memory_tool_definitions,
-    parse_extraction,
     run_memory_tool,
-    worth_extracting,
 )
 from host.memory.embedder import default_embedder
 from host.memory.rewrite import (
@@ -44,13 +39,14 @@ from host.memory.rewrite import (
     rewrite_prompt,
     rewrite_terms,
 )
+from host.runs.extractor import CoverOutcome, Extractor, exchange_since
 from host.runs.scheduler import Run, RunManager
 from host.runs.turns import Summarize, TurnPlanner, offers_tools
 from host.store.agents import Agent, AgentStore
 from protocol.errors import JsonRpcError
 from protocol.models.agents import ModelSettings
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
-from protocol.models.memory import MemoryEvidenceLine, MemoryExtractedEvent
+from protocol.models.memory import MemoryEvidenceLine
 
 __all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since", "may_rewrite"]
 
@@ -105,22 +101,6 @@ def may_rewrite(model: ModelSettings, environ: Mapping[str, str] = os.environ) -
     return rewrite_enabled(environ) and offers_tools(model)
 
 
-def exchange_since(events: list[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
-    """Every line the extractor sees after transcript seq `since_seq`: messages, replies and tool results."""
-    items: list[ExchangeItem] = []
-    for event in events:
-        kind = event.get("type")
-        if event.get("seq", 0) <= since_seq:
-            continue
-        if kind in ("user", "wake"):
-            items.append(_item(event))
-        elif kind == "assistant" and event.get("text"):
-            items.append(ExchangeItem(event["seq"], "assistant", event["text"]))
-        elif kind == "tool":
-            items.append(ExchangeItem(event["seq"], "tool", event["content"], event["name"]))
-    return items
-
-
 def _item(event: dict[str, Any]) -> ExchangeItem:
     if event["type"] == "wake":
         return ExchangeItem(event["seq"], "peer", event["text"], event["fromAgent"])
@@ -153,12 +133,7 @@ class MemoryService:
         self._runs = runs
         self._planner = planner
         self._summarize = summarize
-        self._tasks: asyncio.TaskGroup | None = None
-        self._notify: Notify = notify or _ignore
-        self._running: set[str] = set()  # agents with an extraction under way
-        self._again: set[str] = set()  # agents whose turns ended during it: one more extraction follows
-        self._through: dict[str, int] = {}  # the last transcript seq each agent's extraction covered
-        self._turns: dict[str, int] = {}  # completed turns since the last extraction
+        self.extractor = Extractor(hub, store, planner, summarize, notify or _ignore)
         self._rewrites = RewriteCache()
         self.definitions = [
             ToolSpec(name=name, description=description, input_schema=schema)
@@ -169,7 +144,7 @@ class MemoryService:
         """Own the background extractions until cancelled; first load the embedding model off the loop (the
         first memory to open would otherwise load it there, ~0.5 s)."""
         async with asyncio.TaskGroup() as tasks:
-            self._tasks = tasks
+            self.extractor.tasks = tasks
             await asyncio.to_thread(default_embedder)
             await asyncio.Event().wait()
 
@@ -264,86 +239,20 @@ class MemoryService:
         """Start extraction for a completed run when the agent's setting and the turn call for it (never waits).
 
         One extraction per agent is pending at a time; turns that end meanwhile are covered by the next one,
-        which reads every turn since the last extraction.
+        which reads every line since the last extraction.
         """
-        if run.reason != "idle" or self._tasks is None or not self._store.exists(run.agent_id):
+        if run.reason != "idle" or not self._store.exists(run.agent_id):
             return
         agent = self._store.get(run.agent_id)
-        mode = agent.settings.extraction
         # The embedded model is too small to follow the extraction instructions, and its one generation
         # lock would make the person's next turn wait behind the extraction.
-        if not agent.settings.memory or mode == "off" or not offers_tools(agent.settings.model):
+        if not self.extractor.enabled(agent):
             return
         lines = run_lines(self._store.transcript(agent.agent_id).context_backwards(), run.run_id)
         exchange = run_exchange(lines, run.run_id)
-        if not exchange:
-            return
-        agent_id = agent.agent_id
-        self._through.setdefault(agent_id, exchange[0].seq - 1)
-        self._turns[agent_id] = self._turns.get(agent_id, 0) + 1
-        if isinstance(mode, int) and self._turns[agent_id] < mode:
-            return
-        if agent_id in self._running:
-            self._again.add(agent_id)
-            return
-        self._running.add(agent_id)
-        self._tasks.create_task(self._extract_until_caught_up(agent_id))
+        if exchange:
+            await self.extractor.ran(agent, exchange[0].seq)
 
-    async def _extract_until_caught_up(self, agent_id: str) -> None:
-        try:
-            while True:
-                self._again.discard(agent_id)
-                self._turns[agent_id] = 0
-                await self._extract(agent_id)
-                if agent_id not in self._again:
-                    return
-        finally:
-            self._running.discard(agent_id)
-
-    async def _extract(self, agent_id: str) -> None:
-        try:
-            if not self._store.exists(agent_id):
-                return
-            agent = self._store.get(agent_id)
-            since = self._through.get(agent_id, 0)
-            exchange = exchange_since(self._store.transcript(agent_id).context_after(since), since)
-            if not exchange:
-                return
-            self._through[agent_id] = max(item.seq for item in exchange)
-            user = " ".join(item.text for item in exchange if item.role in ("user", "peer"))
-            reply = " ".join(item.text for item in exchange if item.role == "assistant")
-            if not worth_extracting(user, reply):
-                return
-            store = self.hub.get(agent_id)
-            # What stands now, bounded: the newest current facts and every side of their conflicts.
-            standing, _ = store.recent_standing(50)
-            facts = [*standing.current, *(fact for conflict in standing.conflicts for fact in conflict.facts)]
-            # The turn's own prefix (system prompt, history, tools) with the instruction last: the provider's
-            # cache serves everything before the instruction.
-            instruction = ChatMessage(role="user", content=extraction_prompt(exchange, facts))
-            result = await self._summarize(self._planner.replay(agent, instruction))
-            ops = parse_extraction(result.text)
-            outcomes = await apply_extraction(store, ops, Evidence("extractor", exchange[0].seq), exchange=exchange)
-            usage = result.usage
-            share = usage.cached_input_tokens / usage.input_tokens if usage.input_tokens else 0.0
-            logger.info(
-                "memory extraction for %s: %d operation(s) applied; %d input tokens, %.0f%% served from cache",
-                agent_id,
-                len(outcomes),
-                usage.input_tokens,
-                share * 100,
-            )
-            await self._notify(
-                "memory.extracted",
-                MemoryExtractedEvent(
-                    agent_id=agent_id,
-                    through_seq=self._through[agent_id],
-                    operations=len(outcomes),
-                    usage=usage,
-                    cached_share=round(share, 4),
-                ),
-            )
-        except JsonRpcError as exc:
-            logger.warning("memory extraction for %s skipped: %s", agent_id, exc.message)
-        except Exception:  # a background task's top level: a failed extraction must not stop the host
-            logger.exception("memory extraction for %s failed", agent_id)
+    async def cover(self, agent: Agent, through_seq: int, first_seq: int) -> CoverOutcome | None:
+        """Before a compaction: the lines through `through_seq` extracted (see `Extractor.cover`)."""
+        return await self.extractor.cover(agent, through_seq, first_seq)

@@ -2,17 +2,18 @@
 
 The system prompt comes first and is marked as the end of the cached prefix; the conversation since
 the last compaction follows. A model that needs an API key and has none fails here, before any call.
-When the context passes 75% of the model's window, older history is summarised first (compaction); a
-failed compaction is logged and the turn goes on with the full history. The conversation is kept per
-agent between turns (`live_context.py`) and sent as what follows the prefix the kernel already holds
-(`kernel_prefix.py`), so a turn's work does not grow with the transcript.
+When the context passes 75% of the model's window, older history is summarised first (compaction), once
+memory extraction has read what it drops (bounded); a failed compaction is logged and the turn goes on with
+the full history. The conversation is kept per agent between turns (`live_context.py`) and sent as what
+follows the prefix the kernel already holds (`kernel_prefix.py`), so a turn's work does not grow with it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from host.memory.reads import MemoryReads
 from host.memory.recall import replay_budget
@@ -22,6 +23,7 @@ from host.runs.compaction import compaction_due, compaction_messages, split_for_
 from host.runs.kernel_prefix import SentPrefixes
 from host.runs.live_context import Context, LiveContexts
 from host.runs.mcp_config import mcp_server_specs
+from host.runs.receipts import build_receipt
 from host.store.agents import Agent, AgentStore
 from host.store.approvals import ApprovalStore
 from host.store.secrets import SecretStore, resolve_api_key
@@ -47,6 +49,12 @@ __all__ = ["TurnPlanner", "model_spec", "offers_tools", "DEFAULT_CONTEXT_WINDOWS
 logger = logging.getLogger(__name__)
 
 Summarize = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
+Cover = Callable[[Agent, int, int], Awaitable[Literal["covered", "unfinished"] | None]]
+"""`cover(agent, through_seq, first_seq)`: extraction of those lines before a compaction (None: it does not run)."""
+
+
+async def _no_cover(agent: Agent, through_seq: int, first_seq: int) -> None:
+    return None
 
 
 def offers_tools(settings: ModelSettings) -> bool:
@@ -77,6 +85,7 @@ class TurnPlanner:
         summarize: the kernel's `summarize` call (used for compaction).
         memory: the agent's memory for its prompt, or None when its memory is off.
         host_tools: the host-executed tools an agent's runs are offered.
+        cover: extracts memory from the lines a compaction is about to summarise (`MemoryService.cover`).
 
     `contexts` keeps each agent's conversation between turns; `prefixes` what the kernel holds of it.
     """
@@ -89,6 +98,7 @@ class TurnPlanner:
         kernel_info: Callable[[], KernelInitializeResult | None],
         memory: Callable[[Agent], MemorySource | None] = lambda _: None,
         host_tools: Callable[[Agent], list[ToolSpec]] = lambda _: [],
+        cover: Cover = _no_cover,
     ) -> None:
         self._store = store
         self._secrets = secrets
@@ -96,6 +106,7 @@ class TurnPlanner:
         self._kernel_info = kernel_info
         self._memory = memory
         self._host_tools = host_tools
+        self._cover = cover
         self.contexts = LiveContexts()
         self.prefixes = SentPrefixes()
 
@@ -116,7 +127,8 @@ class TurnPlanner:
         The prompt is assembled (frozen per epoch) and this turn's recall block is stored, by record id, in a
         `context` event before the messages are built; every stored block is rendered from memory as it
         stands, so a removed fact is in no later request, and within an epoch a replay gives the same bytes.
-        A `project_root` (checked when the message was queued) goes into the run's policy only.
+        A `project_root` (checked when the message was queued) goes into the run's policy only. Once the request
+        is built (after any compaction) its receipt is stored: the fact ids it carries, its epoch, its prefix hash.
         """
         spec = self.resolve_model(agent)
         transcript = self._store.transcript(agent.agent_id)
@@ -141,6 +153,7 @@ class TurnPlanner:
         if compaction_due(built.tokens, spec.context_window) and await self._compact(agent, transcript, spec):
             prompt = assemble_prompt(agent.directory, identity, roster, memory, latest, memory_tools=tools)
             built = self._context(agent, transcript, prompt, memory, spec)
+        await transcript.append_async(build_receipt(run_id, prompt, built).model_dump(mode="json"))
         prefix, messages = self.prefixes.split("turn.start", agent.agent_id, built.messages, built.chain)
         return TurnStartParams(
             run_id=run_id,
@@ -237,18 +250,28 @@ class TurnPlanner:
         return " ".join(notes)
 
     async def _compact(self, agent: Agent, transcript: Transcript, spec: ModelSpec) -> bool:
+        """Summarise the history before the current turn; memory extraction first reads what it has not yet.
+
+        The extraction (`cover`, bounded) and the summary call run side by side; the `compact` event is written
+        once both are done, and says whether extraction covered every line it summarises.
+        """
         older, _ = split_for_compaction(transcript.since_last_compact())  # read whole: it is all summarised
         if not older:
-            return False
-        try:
-            summary = await self._summarize(SummarizeParams(messages=compaction_messages(older), model=spec))
-        except JsonRpcError as exc:
-            logger.warning("compaction for %s failed, going on without it: %s", agent.agent_id, exc.message)
             return False
         # A previous summary sits first with a seq newer than the turn it preceded: count what it covers.
         covered = [int(e["throughSeq"]) if e.get("type") == "compact" else int(e["seq"]) for e in older]
         through = max(covered)
-        event = CompactEvent(summary=summary.text.strip(), through_seq=through)
+        first = min((int(e["seq"]) for e in older if e.get("type") != "compact"), default=through)
+        extraction = asyncio.ensure_future(self._cover(agent, through, first))
+        try:
+            summary = await self._summarize(SummarizeParams(messages=compaction_messages(older), model=spec))
+        except JsonRpcError as exc:
+            logger.warning("compaction for %s failed, going on without it: %s", agent.agent_id, exc.message)
+            await extraction
+            return False
+        event = CompactEvent(
+            summary=summary.text.strip(), through_seq=through, from_seq=first, extraction=await extraction
+        )
         await self._store.transcript(agent.agent_id).append_async(event.model_dump(mode="json"))
         bump_epoch(agent.directory, "compaction")
         return True

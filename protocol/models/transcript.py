@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from protocol.models.base import WireModel
+from protocol.models.base import Params, WireModel
 
 __all__ = [
     "EndReason",
@@ -25,6 +25,9 @@ __all__ = [
     "ToolResultEvent",
     "RunEndedEvent",
     "CompactEvent",
+    "ReceiptEvent",
+    "SearchHistoryArgs",
+    "HISTORY_TOOLS",
     "TranscriptEvent",
     "TRANSCRIPT_EVENT",
 ]
@@ -134,16 +137,66 @@ class RunEndedEvent(_Event):
 
 
 class CompactEvent(_Event):
-    """A summary that stands in for every event up to `throughSeq` when building the model's context."""
+    """A summary that stands in for every event up to `throughSeq` when building the model's context.
+
+    `fromSeq` is the first line it summarised (a previous summary's lines are covered by that one); the lines
+    stay in the transcript, where `search_history` finds them. `extraction` says whether memory extraction
+    had read every line it covers first (`covered`), or the compaction went on without waiting for the rest
+    (`unfinished`: it is extracted later); absent when extraction does not run for the agent.
+    """
 
     type: Literal["compact"] = "compact"
     summary: str
     through_seq: int
+    from_seq: int | None = None
+    extraction: Literal["covered", "unfinished"] | None = None
+
+
+class ReceiptEvent(_Event):
+    """What one run's request carried of memory, written once the request is built (after any compaction).
+
+    `section` lists the fact ids of the memory section in its system prompt, `recall` those of every recall
+    block the request carried (this turn's and the earlier turns' as replayed), `summaries` the ids of memory
+    summaries it carried, `epoch` its prompt epoch, and `prefixHash` the sha256 of its frozen system prompt.
+    """
+
+    type: Literal["receipt"] = "receipt"
+    run_id: str
+    epoch: int
+    prefix_hash: str
+    section: list[str] = Field(default_factory=list)
+    recall: list[str] = Field(default_factory=list)
+    summaries: list[str] = Field(default_factory=list)
+
+    def fact_ids(self) -> list[str]:
+        """Every fact id the request carried, section first, each once."""
+        return list(dict.fromkeys([*self.section, *self.recall]))
 
 
 TranscriptEvent = Annotated[
-    UserEvent | WakeEvent | ContextEvent | AssistantEvent | ToolResultEvent | RunEndedEvent | CompactEvent,
+    UserEvent
+    | WakeEvent
+    | ContextEvent
+    | AssistantEvent
+    | ToolResultEvent
+    | RunEndedEvent
+    | CompactEvent
+    | ReceiptEvent,
     Field(discriminator="type"),
 ]
 
 TRANSCRIPT_EVENT: TypeAdapter[TranscriptEvent] = TypeAdapter(TranscriptEvent)
+
+
+class SearchHistoryArgs(Params):
+    """Search or read your own earlier conversation, including what a compaction summarised away: give `query`
+    (words that must all appear, any case) to find lines, or `fromSeq` to read the lines from that transcript
+    number on. Only your own transcript is searched: messages, your replies and tool results."""
+
+    query: str | None = Field(default=None, min_length=1, max_length=500)
+    from_seq: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=10, ge=1, le=50, description="At most this many lines.")
+
+
+HISTORY_TOOLS = {"search_history": SearchHistoryArgs}
+"""The host-executed tool over the agent's own transcript, by name."""

@@ -23,7 +23,7 @@ from desktop.shell.dialogs import TextDialog
 from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from desktop.shell.memory_view import MemoryView
 from tests.desktop.pilot import TOOLS, type_text, until
-from tests.support.host_process import HostProcess
+from tests.support.host_process import HostProcess, scripted_model
 
 SIZE = (120, 40)
 
@@ -547,5 +547,23 @@ def test_a_failed_mcp_server_shows_in_the_chat_with_its_likely_cause_and_stderr(
                 shown = "\n".join(str(n.render()) for n in app.query(Notice))
                 assert "likely cause:" in shown and "No module named no_such_module_hearth" in shown, shown
                 await until(pilot, lambda: "hello there" in _replies(app))
+
+    asyncio.run(main())
+
+
+def test_a_reply_read_back_from_the_transcript_shows_which_facts_it_saw_and_one_that_saw_none_shows_nothing(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            echo = {"match": r"^say (.*)$", "reply": r"\1"}
+            await host.call("agent.create", {"name": "Ann", "settings": scripted_model(echo)})
+            await host.idle_turn("ann", "say hello")  # memory is empty: this reply saw no fact
+            noted = await host.call("memory.note", {"agentId": "ann", "text": "The user's bike is red"})
+            await host.idle_turn("ann", "say again")
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await until(pilot, lambda: _replies(app) == ["hello", "again"])
+                notices = [str(n.render()) for n in app.query(Notice)]
+                assert notices == [f"this reply saw {noted['record']['id']}"]
 
     asyncio.run(main())

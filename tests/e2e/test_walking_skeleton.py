@@ -42,8 +42,8 @@ def test_two_agents_answer_at_once_each_into_its_own_transcript(tmp_path: Path) 
             for agent_id, other in (("ann", "bob"), ("bob", "ann")):
                 lines = (tmp_path / "agents" / agent_id / "transcript.jsonl").read_text(encoding="utf-8")
                 events = [json.loads(line) for line in lines.splitlines()]
-                assert [e["type"] for e in events] == ["user", "context", "assistant", "ended"]
-                assert [e["seq"] for e in events] == [1, 2, 3, 4]
+                assert [e["type"] for e in events] == ["user", "context", "receipt", "assistant", "ended"]
+                assert [e["seq"] for e in events] == [1, 2, 3, 4, 5]
                 assert f"hello {agent_id}" in lines and f"hello {other}" not in lines
 
     run(main())
@@ -89,7 +89,7 @@ def test_a_second_message_to_a_busy_agent_is_queued_and_answered_in_order_and_th
             page = await host.call("agent.transcript", {"agentId": "ann"})
             partial = [e for e in page["events"] if e["type"] == "assistant"]
             assert partial and partial[0]["partial"] is True and partial[0]["text"].startswith("xxxx")
-            shown = [e for e in page["events"] if e["type"] != "context"]
+            shown = [e for e in page["events"] if e["type"] not in ("context", "receipt")]
             kinds = [(e["type"], e.get("text", "")[:5], e.get("runId")) for e in shown]
             # Each message sits right before its own answer: never two user messages in a row.
             assert [k[:2] for k in kinds if k[0] == "user"] == [("user", "slow"), ("user", "say a")]
@@ -144,9 +144,10 @@ def test_a_kernel_killed_mid_turn_ends_the_run_with_error_and_the_next_turn_work
             assert host.texts("ann", second["runId"]) == "alive (from the model)"
             page = await host.call("agent.transcript", {"agentId": "ann"})
             kinds = [(e["type"], e.get("partial"), e.get("reason")) for e in page["events"]]
-            assert kinds[:4] == [
+            assert kinds[:5] == [
                 ("user", None, None),
                 ("context", None, None),
+                ("receipt", None, None),
                 ("assistant", True, None),
                 ("ended", None, "error"),
             ]
@@ -309,9 +310,9 @@ def test_a_transcript_with_a_torn_last_line_opens_with_every_complete_event(tmp_
             f.write(b'{"type":"user","text":"cut off mid-wr')
         async with HostProcess(tmp_path) as host:
             page = await host.call("agent.transcript", {"agentId": "ann"})
-            assert [e["type"] for e in page["events"]] == ["user", "context", "assistant", "ended"]
+            assert [e["type"] for e in page["events"]] == ["user", "context", "receipt", "assistant", "ended"]
             result = await host.call("agent.send", {"agentId": "ann", "text": "say two"})
-            assert result["seq"] == 5
+            assert result["seq"] == 6
             await host.wait_for("agent.ended", lambda p: p["runId"] == result["runId"])
         assert b"cut off mid-wr" in (tmp_path / "agents/ann/transcript.jsonl.torn").read_bytes()
 

@@ -34,7 +34,7 @@ def test_two_agents_run_at_once_and_each_run_ends_once_in_its_own_transcript(tmp
     asyncio.run(main())
     for agent_id in ("ann", "bob"):
         types = [e["type"] for e in _events(tmp_path, agent_id)]
-        assert types == ["user", "context", "assistant", "ended"]
+        assert types == ["user", "context", "receipt", "assistant", "ended"]
 
 
 async def _two_slow_runs_in_one_slot(host: MemoryHost) -> tuple[dict[str, Any], dict[str, Any]]:
