@@ -18,7 +18,11 @@ from tests.support.host_process import REPO_ROOT, HostProcess, scripted_model
 HOME = "Her home is in Lisbon, near the river."
 CELLO = "She plays the cello every Sunday."
 RULES = [
-    {"match": r"^recall: (.*)$", "on": "user", "toolCalls": [{"name": "memory_recall", "arguments": {"query": r"\1"}}]},
+    {
+        "match": r"^recall: ([^\n]*)",
+        "on": "user",
+        "toolCalls": [{"name": "memory_recall", "arguments": {"query": r"\1"}}],
+    },
     {"match": ".*", "reply": "ok"},
 ]
 
