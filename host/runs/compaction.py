@@ -19,6 +19,7 @@ __all__ = [
     "needs_compaction",
     "split_for_compaction",
     "compaction_messages",
+    "render_line",
 ]
 
 COMPACT_AT = 0.75
@@ -59,7 +60,8 @@ def split_for_compaction(events: list[dict[str, Any]]) -> tuple[list[dict[str, A
     return events[:cut], events[cut:]
 
 
-def _render(event: dict[str, Any]) -> str | None:
+def render_line(event: dict[str, Any]) -> str | None:
+    """One transcript line as plain text (`user: ...`, `agent: ...`), or None for one that says nothing."""
     kind = event.get("type")
     if kind == "compact":
         return f"[summary of what came before]\n{event['summary']}"
@@ -80,7 +82,7 @@ def _render(event: dict[str, Any]) -> str | None:
 
 def compaction_messages(older: list[dict[str, Any]]) -> list[ChatMessage]:
     """The `summarize` request for `older` events."""
-    lines = [line for line in (_render(event) for event in older) if line]
+    lines = [line for line in (render_line(event) for event in older) if line]
     return [
         ChatMessage(role="system", content=_INSTRUCTION),
         ChatMessage(role="user", content="<conversation>\n" + "\n\n".join(lines) + "\n</conversation>"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from host.runs.compaction import render_line
 from host.runs.host_tools import ArgumentsError, HostCall, parse_arguments, tool_spec
 from host.runs.scheduler import RunOrigin
 from host.runs.turns import offers_tools
@@ -26,17 +27,14 @@ _LINE_CHARS = 600
 
 
 def _said(event: dict[str, Any]) -> str | None:
-    """One line as the agent reads it back: who, and what (None for derived or empty lines)."""
+    """A line as the agent reads it back; None for derived lines (`context`, `receipt`, summaries), for a reply
+    that only called tools, and for this tool's own results (a search would find its own earlier answers)."""
     kind = event.get("type")
-    if kind == "user":
-        return f"the user: {event.get('text', '')}"
-    if kind == "wake":
-        return f"message from agent {event.get('fromAgent', '?')}: {event.get('text', '')}"
-    if kind == "assistant" and event.get("text"):
-        return f"you: {event['text']}"
-    if kind == "tool":
-        return f"tool {event.get('name', '?')} returned: {event.get('content', '')}"
-    return None
+    if kind == "assistant":
+        return f"you: {event['text']}" if event.get("text") else None
+    if kind == "tool" and event.get("name") == SEARCH_HISTORY:
+        return None
+    return render_line(event) if kind in ("user", "wake", "tool") else None
 
 
 def _clip(text: str, words: list[str]) -> str:

@@ -66,7 +66,7 @@ def test_the_agent_finds_a_turn_a_compaction_dropped_and_reaches_no_other_agents
     assert "4711" not in compact["summary"]
     results = [e for e in events if e["type"] == "tool" and e["name"] == "search_history"]
     found, vault, path_words, named, pathed, read = results
-    assert f"#{locker['seq']} " in found["content"] and "the user: My locker number is 4711" in found["content"]
+    assert f"#{locker['seq']} " in found["content"] and "user: My locker number is 4711" in found["content"]
     assert not found["isError"]
     assert "9931" not in json.dumps(results), "bob's transcript is reached by no call"
     assert vault["content"] == "Your transcript has no the words 'vault'." and not vault["isError"]

@@ -14,6 +14,13 @@ EVENTS: list[dict[str, Any]] = [
     {"seq": 4, "type": "assistant", "runId": "r1", "text": "Noted: the bike."},
     {"seq": 5, "type": "compact", "summary": "the bike talk", "throughSeq": 4},
     {"seq": 6, "type": "tool", "runId": "r2", "toolCallId": "c", "name": "read", "content": "a BIKE manual"},
+    {
+        "seq": 7,
+        "type": "assistant",
+        "runId": "r3",
+        "toolCalls": [{"id": "s", "name": "search_history", "arguments": {}}],
+    },
+    {"seq": 8, "type": "tool", "runId": "r3", "toolCallId": "s", "name": "search_history", "content": "#1 bike"},
 ]
 
 
@@ -25,7 +32,9 @@ def test_a_search_keeps_the_newest_matches_and_never_searches_derived_lines() ->
     lines = history_lines(_newest_first(), SearchHistoryArgs(query="bike", limit=2))
     assert [line.split()[0] for line in lines] == ["#4", "#6"]
     every = history_lines(_newest_first(), SearchHistoryArgs(query="bike"))
-    assert [line.split()[0] for line in every] == ["#1", "#4", "#6"], "not the context, receipt or summary"
+    assert [line.split()[0] for line in every] == ["#1", "#4", "#6"], (
+        "not the context, receipt, summary, nor its own earlier answers"
+    )
 
 
 def test_reading_from_a_seq_gives_the_first_lines_after_it_and_all_words_must_match() -> None:
