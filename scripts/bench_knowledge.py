@@ -194,10 +194,13 @@ def _search_figures(data: Path, questions: list[dict[str, str]], corpus: Path) -
         f"index: {index_bytes / 1e6:.1f} MB for {text_bytes / 1e6:.1f} MB of chunk text "
         f"({index_bytes / max(text_bytes, 1):.2f}x), {embedded} vectors"
     )
-    print(
-        f"fusion is measured with the vectors of {embedded} of {chunks} chunks"
-        + ("" if embedded == chunks else " (NOT every chunk: its meaning list is partial)")
-    )
+    if embedded == 0:
+        print("fusion is measured by words alone: no chunk has a vector")
+    else:
+        print(
+            f"fusion is measured with the vectors of {embedded} of {chunks} chunks"
+            + ("" if embedded == chunks else " (NOT every chunk: its meaning list is partial)")
+        )
     held = _indexed_paths(base)
     answerable = [q for q in questions if os.path.realpath(corpus / q["page"]) in held]
     if len(answerable) < len(questions):
