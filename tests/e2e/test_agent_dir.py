@@ -63,7 +63,7 @@ def test_inspect_names_the_agents_roots_and_its_prompt_epoch(tmp_path: Path) -> 
             await host.call("memory.note", {"agentId": "ann", "text": "The user likes tea."})
             after = await host.call("agent.inspect", {"agentId": "ann"})
             root = os.path.realpath(tmp_path / "agents/ann")
-            assert after["dir"] == root and after["transcriptEvents"] == 4
+            assert after["dir"] == root and after["transcriptEvents"] == 5  # user, context, receipt, assistant, ended
             assert after["promptEpoch"] is not None and after["promptEpoch"] >= 1
             assert after["sandbox"]["workspace"] == f"{root}/scratch"
             assert after["sandbox"]["readOnly"] == [f"{root}/memory"]

@@ -29,7 +29,7 @@ def test_the_local_model_answers_a_chat_turn_through_the_host(tmp_path: Path) ->
             assert text.strip()
             page = await host.call("agent.transcript", {"agentId": "pip"})
             assert [e["type"] for e in page["events"]] == ["user", "context", "receipt", "assistant", "ended"]
-            assert page["events"][2]["text"] == text
+            assert page["events"][3]["text"] == text
 
     asyncio.run(main())
 

@@ -103,8 +103,8 @@ def test_the_transcript_pages_backwards_from_the_newest_event(tmp_path: Path) ->
             for i in range(3):
                 await host.send_and_wait("ann", f"say {i}")
             newest = await host.call("agent.transcript", {"agentId": "ann", "limit": 4})
-            assert newest["hasMore"] is True and [e["seq"] for e in newest["events"]] == [9, 10, 11, 12]
-            older = await host.call("agent.transcript", {"agentId": "ann", "beforeSeq": 9, "limit": 100})
-            assert older["hasMore"] is False and [e["seq"] for e in older["events"]] == list(range(1, 9))
+            assert newest["hasMore"] is True and [e["seq"] for e in newest["events"]] == [12, 13, 14, 15]
+            older = await host.call("agent.transcript", {"agentId": "ann", "beforeSeq": 12, "limit": 100})
+            assert older["hasMore"] is False and [e["seq"] for e in older["events"]] == list(range(1, 12))
 
     asyncio.run(main())
