@@ -109,10 +109,15 @@ def test_the_reading_modules_load_without_the_rest_of_the_host() -> None:
     assert {"host.app", "host.memory.hub", "host.memory.store", "host.knowledge.hub", "numpy"} & set(loaded) == set()
 
 
-def test_a_change_after_the_base_fell_idle_is_read_by_the_same_reading_process(tmp_path: Path) -> None:
+def _one_note(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nThe saffron note.\n", encoding="utf-8")
+    return docs
+
+
+def test_a_change_after_the_base_fell_idle_is_read_by_the_same_reading_process(tmp_path: Path) -> None:
+    docs = _one_note(tmp_path)
 
     async def main() -> None:
         async with served_hub(tmp_path / "data") as (hub, reports):
@@ -129,9 +134,7 @@ def test_a_change_after_the_base_fell_idle_is_read_by_the_same_reading_process(t
 
 
 def test_the_indexing_thread_runs_below_the_event_loop_priority(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# A\n\nThe saffron note.\n", encoding="utf-8")
+    docs = _one_note(tmp_path)
 
     async def main() -> None:
         async with served_hub(tmp_path / "data") as (hub, reports):
