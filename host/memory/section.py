@@ -24,6 +24,7 @@ __all__ = [
     "render_section",
     "render_recall_block",
     "block_fact_ids",
+    "block_summary_ids",
     "fact_line",
     "MEMORY_RULES",
     "MEMORY_RULES_WITHOUT_TOOLS",
@@ -241,3 +242,11 @@ def block_fact_ids(text: str) -> tuple[str, ...]:
     A fact's own text is folded onto its line (`fact_line`), so only the renderer starts a line with an id.
     """
     return tuple(_FACT_LINE.findall(text))
+
+
+_SUMMARY_LINE = re.compile(r"^ *- \[(s-[0-9]{8}-[0-9]+d)\]", re.MULTILINE)
+
+
+def block_summary_ids(text: str) -> tuple[str, ...]:
+    """The summary ids a rendered section carries, in order: one per summary line (`- [s-…] ...`)."""
+    return tuple(_SUMMARY_LINE.findall(text))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-from host.memory.section import block_fact_ids
+from host.memory.section import block_fact_ids, block_summary_ids
 from host.prompt.cache import AssembledPrompt
 from host.runs.live_context import Context
 from protocol.models.transcript import ReceiptEvent
@@ -24,7 +24,9 @@ def prefix_hash(system: str) -> str:
 
 def build_receipt(run_id: str, prompt: AssembledPrompt, built: Context) -> ReceiptEvent:
     """The receipt of run `run_id`, whose request is `built` from `prompt`."""
-    section = [fact for segment in prompt.segments if segment.name == "memory" for fact in block_fact_ids(segment.text)]
+    memory = [segment.text for segment in prompt.segments if segment.name == "memory"]
+    section = [fact for text in memory for fact in block_fact_ids(text)]
+    summaries = [summary for text in memory for summary in block_summary_ids(text)]
     recall = [fact for text in built.recall for fact in block_fact_ids(text)]
     return ReceiptEvent(
         run_id=run_id,
@@ -32,4 +34,5 @@ def build_receipt(run_id: str, prompt: AssembledPrompt, built: Context) -> Recei
         prefix_hash=prefix_hash(prompt.system),
         section=list(dict.fromkeys(section)),
         recall=list(dict.fromkeys(recall)),
+        summaries=list(dict.fromkeys(summaries)),
     )

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from host.memory.section import block_fact_ids
+from datetime import date
+
+from host.memory.fold import classify
+from host.memory.section import SectionLimits, block_fact_ids, block_summary_ids, render_section
+from host.memory.summaries import Span, Summary, summary_text
 from host.prompt.cache import AssembledPrompt
 from host.prompt.identity import PromptSegment
 from host.runs.live_context import Context
@@ -33,3 +37,18 @@ def test_the_receipt_takes_the_memory_segment_not_an_id_the_instructions_mention
     assert receipt.recall == ["m-0000000000c3"]
     assert receipt.epoch == 7 and receipt.prefix_hash == prefix_hash("whole system text")
     assert receipt.fact_ids() == ["m-0000000000a1", "m-0000000000b2", "m-0000000000c3"]
+
+
+def test_the_receipt_names_the_summaries_the_section_carried() -> None:
+    spans = [Span(date(2026, 11, 28), 1), Span(date(2026, 11, 26), 2)]
+    summaries = []
+    for span in spans:
+        text, quoted = summary_text(span, 3, [])
+        summaries.append(Summary(span, 3, quoted, text))
+    room = SectionLimits(max_bytes=6000, max_lines=60)
+    rendered = render_section(classify([], "2026-12-01T00:00:00.000000Z"), room, summaries=summaries[:1])
+    assert rendered.summary_ids == ("s-20261128-1d",)
+    assert block_summary_ids(rendered.text) == rendered.summary_ids
+    prompt = AssembledPrompt("system", (PromptSegment("memory", rendered.text),), None, 3)
+    receipt = build_receipt("run-2", prompt, Context([], [], 0, ()))
+    assert receipt.summaries == ["s-20261128-1d"] and receipt.section == []
