@@ -13,7 +13,11 @@ beyond one matrix product, which bench_recall times at 10,000 records).
 It then fills a memory with log entries spread over two simulated years (1,000 against 100,000) and prints
 the memory section's bytes and the time to build it (the prompt's build at a new epoch, summaries already
 kept; the first, cold build apart), and how much of the two years the section represents through
-summaries against the newest-first cut that shows today's entries alone.
+summaries against the newest-first cut that shows today's entries alone. Both memories have the same shape
+where the section shows entries in full: the days it shows whole (today and the two before) hold
+RECENT_PER_DAY entries each at every size, more than fit, so both sections are full and the ratio compares
+like with like (with 1,000 entries spread evenly, those days would hold about four, and the baseline would
+render almost none); the rest are spread evenly over the two years before.
 
 Run: python scripts/bench_memory.py [--sizes 1000,10000,100000] [--turns 200] [--years-sizes 1000,100000]
 """
@@ -126,11 +130,22 @@ def bench_turns(sizes: list[int], turns: int) -> None:
     _print_ratio("a turn", medians, "< 1.5")
 
 
+RECENT_PER_DAY = 40
+"""Log entries dated on each day the section shows in full (today and the HORIZON_DAYS before), at every size:
+more than the section can show, so both memories fill it alike and differ only in how much older history
+the summaries cover."""
+
+
 def _fill_years(store: MemoryStore, count: int, rng: random.Random, vocab: list[str], weights: list[float]) -> None:
     today = NOW.date()
+    recent = min(count, RECENT_PER_DAY * (HORIZON_DAYS + 1))
     batch: list[NoteItem] = []
     for number in range(count):
-        day = today - timedelta(days=730 * number // count)
+        if number < recent:
+            day = today - timedelta(days=number // RECENT_PER_DAY)
+        else:  # the rest spread over the two years before the recent days
+            older = count - recent
+            day = today - timedelta(days=HORIZON_DAYS + 1 + (730 - HORIZON_DAYS - 1) * (number - recent) // older)
         batch.append(NoteItem(f"{_sentence(rng, vocab, weights, 6, 14)} ({number})", tier="log", valid_from=str(day)))
         if len(batch) == 5000:
             asyncio.run(store.note_many(batch, evidence=USER))

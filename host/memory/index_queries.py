@@ -8,7 +8,7 @@ off the event loop. A connection is used by one thread at a time; none of these 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from host.memory.fold import FACT_FIELDS, TIER_RANK, Fact, valid_at
@@ -80,16 +80,31 @@ class IndexQueries:
         params = {"r": TIER_RANK.get(tier, 9), "t": instant}
         return self._facts(f"{_STANDING} AND tier_rank = :r", params, f"ORDER BY seq DESC LIMIT {int(limit)}")
 
-    def recent_log(self, since: str, instant: str, limit: int) -> list[Fact]:
-        """The latest-dated log entries dated `since` or later that may stand at `instant`, at most `limit`."""
+    def recent_log(
+        self, since: str, instant: str, limit: int, fits: Callable[[Fact], bool] | None = None
+    ) -> list[Fact]:
+        """The latest-dated log entries dated `since` or later that may stand at `instant`, at most `limit`,
+        and, with `fits`, only while it accepts the next one (the reading stops at the first it refuses)."""
         where = (
             "tier = 'log' AND status = 'live' AND trust = 'confirmed' AND text IS NOT NULL "
             f"AND coalesce(valid_from, observed_at) >= :c AND {_VALID}"
         )
-        # Read in the day index's order, so only `limit` rows are read however many entries the days hold.
-        params = {"c": since, "t": instant}
-        tail = f"ORDER BY coalesce(valid_from, observed_at) DESC LIMIT {int(limit)}"
-        return self._facts(where, params, tail, "INDEXED BY facts_log_day")
+        # Read in the day index's order, so only the rows taken are read however many entries the days hold.
+        sql = (
+            f"SELECT {', '.join(FACT_COLUMNS)} FROM facts INDEXED BY facts_log_day WHERE {where} "
+            f"ORDER BY coalesce(valid_from, observed_at) DESC LIMIT {int(limit)}"
+        )
+        cursor = self._db.execute(sql, {"c": since, "t": instant})
+        taken: list[Fact] = []
+        try:
+            for row in cursor:
+                fact = _row_to_fact(row)
+                if fits is not None and not fits(fact):
+                    break
+                taken.append(fact)
+        finally:
+            cursor.close()
+        return taken
 
     def unsummarised_log_count(self, since: str, instant: str) -> int:
         """How many log entries that may stand at `instant` no summary counts: those dated `since` or later,

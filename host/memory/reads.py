@@ -32,7 +32,7 @@ from host.memory.ranking import (
 )
 from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
-from host.memory.section import MemorySection, SectionLimits, render_section
+from host.memory.section import LogRoom, MemorySection, SectionLimits, render_section
 from host.memory.summaries import cut_date, day_instant, parse_span
 from host.memory.values import parse_instant
 from host.memory.vectors import MeaningState, worker_for
@@ -317,15 +317,17 @@ class MemoryReads:
         cut = cut_date(now)
         recent = self._recent_facts(instant, max_lines, tiers=("profile", "note"))
         facts = {fid: f for fid, f in recent.items() if f.tier != "log" or f.key}
-        facts.update((f.id, f) for f in self._index.recent_log(day_instant(cut), instant, max_lines))
         summaries = self._index.summaries.before(cut, instant, persist=not self._writing())
+        limits = SectionLimits(max_bytes, max_lines)
+        # Recent log entries are read only while they fit beside what ranks above them.
+        room = LogRoom(classify(facts.values(), instant), limits, tools=tools, summaries=summaries)
+        facts.update((f.id, f) for f in self._index.recent_log(day_instant(cut), instant, max_lines, room.take))
         standing = classify(facts.values(), instant)
         # Counted without walking the log: the summaries already count the entries they cover.
         totals = self._index.candidate_counts(instant, ("profile", "note"))
         logs = self._index.unsummarised_log_count(day_instant(cut), instant) + sum(s.count for s in summaries)
         if logs:
             totals["log"] = logs
-        limits = SectionLimits(max_bytes, max_lines)
         section = render_section(standing, limits, totals, tools=tools, summaries=summaries)
         self.note_use(section.shown_ids, "shown")
         return section

@@ -21,6 +21,7 @@ __all__ = [
     "MemorySection",
     "SectionLimits",
     "SUMMARY_SHARE",
+    "LogRoom",
     "render_section",
     "render_recall_block",
     "block_fact_ids",
@@ -119,6 +120,51 @@ def _size(lines: Sequence[str]) -> int:
     return sum(len(line.encode("utf-8")) + 1 for line in lines)
 
 
+def _header(tools: bool) -> list[str]:
+    return ["## Memory", MEMORY_RULES if tools else MEMORY_RULES_WITHOUT_TOOLS, ""]
+
+
+def _opening(limits: SectionLimits, tools: bool, summaries: Sequence[Summary]) -> tuple[int, int, int, int]:
+    """(bytes used, lines used, bytes kept, lines kept) before any fact: the header, room for the footer, and
+    the share kept for the summaries, so recent detail cannot crowd out the whole of the past (and the reverse)."""
+    header = _header(tools)
+    used_bytes = _size(header) + 220 + (150 if summaries else 0)  # room for the footer line
+    used_lines = len(header) + 2
+    wanted = [SUMMARY_HEADING, *("- " + summary.text for summary in summaries)] if summaries else []
+    kept_bytes = min(_size(wanted) + 1, int(limits.max_bytes * SUMMARY_SHARE))
+    kept_lines = min(len(wanted) + 1, int(limits.max_lines * SUMMARY_SHARE))
+    return used_bytes, used_lines, kept_bytes, kept_lines
+
+
+class LogRoom:
+    """The room a section leaves for recent log entries once everything ranked above them is placed.
+
+    Recent log entries are read newest first while `take` says the next one fits, so a build reads and
+    renders only the rows the section can show, however many entries the recent days hold.
+    """
+
+    def __init__(
+        self, standing: Standing, limits: SectionLimits, *, tools: bool = True, summaries: Sequence[Summary] = ()
+    ) -> None:
+        used_bytes, used_lines, kept_bytes, kept_lines = _opening(limits, tools, summaries)
+        self._bytes = limits.max_bytes - kept_bytes - used_bytes
+        self._lines = limits.max_lines - kept_lines - used_lines
+        for lines, _facts in _blocks(standing):  # the same fit as render_section's
+            size = _size(lines)
+            if len(lines) <= self._lines and size <= self._bytes:
+                self._bytes -= size
+                self._lines -= len(lines)
+
+    def take(self, fact: Fact) -> bool:
+        """Whether `fact`'s line fits in what is left (and, when it does, count it as placed)."""
+        size = _size(["- " + fact_line(fact)])
+        if self._lines < 1 or size > self._bytes:
+            return False
+        self._bytes -= size
+        self._lines -= 1
+        return True
+
+
 def render_section(
     standing: Standing,
     limits: SectionLimits = SectionLimits(),
@@ -141,13 +187,9 @@ def render_section(
     Returns:
         The section text, the ids and summary ids shown, and the count of records left out (named in the footer).
     """
-    header = ["## Memory", MEMORY_RULES if tools else MEMORY_RULES_WITHOUT_TOOLS, ""]
-    used_bytes = _size(header) + 220 + (150 if summaries else 0)  # room for the footer line
-    used_lines = len(header) + 2
+    header = _header(tools)
+    used_bytes, used_lines, kept_bytes, kept_lines = _opening(limits, tools, summaries)
     wanted = [SUMMARY_HEADING, *("- " + summary.text for summary in summaries)] if summaries else []
-    # Kept for the summaries, so recent detail cannot crowd out the whole of the past (and the reverse).
-    kept_bytes = min(_size(wanted) + 1, int(limits.max_bytes * SUMMARY_SHARE))
-    kept_lines = min(len(wanted) + 1, int(limits.max_lines * SUMMARY_SHARE))
     body: list[str] = []
     shown: list[Fact] = []
     for lines, facts in _blocks(standing):
