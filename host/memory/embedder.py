@@ -145,8 +145,8 @@ def _prefault(model: Path) -> None:
         libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         if libc.madvise(start, end - start, _MADV_POPULATE_READ) != 0:
             # An older kernel: read one byte of every page instead.
-            pages = np.frombuffer((ctypes.c_char * (end - start)).from_address(start), dtype=np.uint8)
-            int(pages[:: os.sysconf("SC_PAGE_SIZE")].sum())
+            first = ctypes.cast(start, ctypes.POINTER(ctypes.c_ubyte))
+            sum(first[offset] for offset in range(0, end - start, os.sysconf("SC_PAGE_SIZE")))
 
 
 def _openmp_runtime(package: Any) -> ctypes.CDLL | None:
