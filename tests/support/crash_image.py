@@ -18,8 +18,23 @@ __all__ = ["crash_image", "restarted"]
 
 def crash_image(data_dir: Path, image: Path) -> Path:
     """Copy `data_dir` to `image` (which must not exist) as it is now; the host lock is not copied."""
-    shutil.copytree(data_dir, image, symlinks=True, ignore=shutil.ignore_patterns("host.lock", "host.sock"))
+    shutil.copytree(
+        data_dir,
+        image,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("host.lock", "host.sock"),
+        copy_function=_copy_if_still_there,
+    )
     return image
+
+
+def _copy_if_still_there(source: str, target: str) -> None:
+    """Copy a file unless it went while the tree was walked: a writer on another thread (the budget, say)
+    renames its temporary into place meanwhile, and a kill at that instant would leave one or the other."""
+    try:
+        shutil.copy2(source, target)
+    except FileNotFoundError:
+        pass
 
 
 def restarted(image: Path) -> Path:
