@@ -146,10 +146,11 @@ class AgentStore:
             for sub in ("memory", "scratch"):
                 (directory / sub).mkdir(exist_ok=True)
             fsync_dir(self.agents_dir)
-        self._generation += 1
         created_at = utc_now()
         write_json_atomic(directory / "settings.json", settings.model_dump(mode="json"))
         write_json_atomic(directory / "profile.json", {"agentId": agent_id, "name": name, "createdAt": created_at})
+        # Only now: a listing taken while the files were half there is keyed to the generation before.
+        self._generation += 1
         return Agent(agent_id, name, created_at, settings, directory)
 
     def get(self, agent_id: str) -> Agent:
@@ -237,13 +238,13 @@ class AgentStore:
         agent = self.get(agent_id)
         settings = apply_settings_patch(agent.settings, patch)
         self._cache.pop(agent_id, None)
-        self._generation += 1
         if patch is not None:
             write_json_atomic(agent.directory / "settings.json", settings.model_dump(mode="json"))
         if name is not None and name != agent.name:
             write_json_atomic(
                 agent.directory / "profile.json", {"agentId": agent_id, "name": name, "createdAt": agent.created_at}
             )
+        self._generation += 1  # after the writes, as in `create`
         return Agent(agent_id, name or agent.name, agent.created_at, settings, agent.directory)
 
     def delete(self, agent_id: str) -> None:
@@ -255,10 +256,10 @@ class AgentStore:
         agent = self.get(agent_id)
         self._transcripts.pop(agent_id, None)
         self._cache.pop(agent_id, None)
-        self._generation += 1
         self.trash_dir.mkdir(exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         shutil.move(agent.directory, self.trash_dir / f"{agent_id}-{stamp}")
+        self._generation += 1  # after the move, as in `create`
 
     def transcript(self, agent_id: str) -> Transcript:
         """The agent's transcript, readable even when its profile or settings are not.

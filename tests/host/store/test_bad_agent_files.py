@@ -110,3 +110,24 @@ def test_the_listing_shows_an_agent_created_changed_or_deleted_through_the_store
     assert [a.agent_id for a in store.list()] == ["b1", "c1", "d1"]
     (tmp_path / "agents/e1").mkdir()  # the directory itself changed: the listing is read again
     assert [a.agent_id for a in store.list()] == ["b1", "c1", "d1"]
+
+
+def test_a_listing_taken_while_an_agent_is_half_written_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `create` and `update` run in a thread while turns list the roster on the event loop: a listing taken
+    # between the new directory and its profile, or between two changed files, must not outlive the change.
+    store = _three(tmp_path)
+    store.list()
+    write = agents_module.write_json_atomic
+    seen: list[list[str]] = []
+
+    def write_and_list(path: Path, value: object) -> None:
+        write(path, value)
+        seen.append([f"{a.agent_id}:{a.name}" for a in store.list()])
+
+    monkeypatch.setattr(agents_module, "write_json_atomic", write_and_list)
+    store.create("D", "d1", AgentSettings())
+    assert [a.agent_id for a in store.list()] == ["a1", "b1", "c1", "d1"]
+    store.update("b1", "Bee", AgentSettingsPatch())
+    assert [a.name for a in store.list()] == ["A1", "Bee", "C1", "D"]
