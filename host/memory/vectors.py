@@ -32,10 +32,11 @@ __all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "VECTOR_SCHEMA", "worker_f
 
 logger = logging.getLogger(__name__)
 
-BATCH = 64
-"""Texts embedded per background engine call: the engine runs a batch as one pass over all its tokens, so the
-weights are read once for them all (64 LoCoMo turns a call: 2.5 a second against 1.8 at 16, on one thread
-of a busy machine). Nothing waits for a batch: a search computes a small backlog itself (`claim_fresh`)."""
+BATCH = 16
+"""Texts embedded per background engine call. The engine keeps the working memory of the largest batch it has
+run, so the batch bounds what the host holds: LoCoMo turn pairs at 64 a call took 95 MB more and 16 took 26 MB,
+at about the same speed (7.6 and 8.9 passages per CPU-second, one thread). Nothing waits for a batch: a search
+computes a small backlog itself (`compute_fresh`)."""
 
 MeaningState = Literal["on", "loading", "off"]
 """Whether a search ranks by meaning: `on`; `loading`, the model is still loading, so words only; `off`,
