@@ -28,7 +28,7 @@ from host.memory.ledger import Ledger
 from host.memory.lifetimes import Lifetimes, due_endings
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence
-from host.memory.staleness import likely_duplicates, stale_facts
+from host.memory.staleness import contradictions, likely_duplicates, stale_facts
 from host.memory.trust import valid_source
 from host.memory.uses import Use
 from host.memory.values import (
@@ -377,14 +377,17 @@ class MemoryStore(MemoryWrites):
         return self._index.uses.of(ids)
 
     async def propose_upkeep(self, max_proposals: int) -> list[WriteOutcome]:
-        """The consolidation pass: requests to forget likely duplicates and stale facts, for a person's review.
+        """The consolidation pass: requests to forget the older side of a contradiction, likely duplicates and
+        stale facts (in that order), for a person's review.
 
         At most `max_proposals` requests are written (the cost cap); a fact a request already names, waiting
         or decided, is never proposed again. Each request is a proposed `retract` (source `tool:consolidate`)
         whose reason is its evidence; the fact stands until a person confirms it.
         """
-        standing = [f for f in self._index.candidates(self._now()) if f.tier != "log"]
+        now = self._now()
+        standing = [f for f in self._index.candidates(now) if f.tier != "log"]
         proposals = [
+            *contradictions(standing, now),
             *likely_duplicates(standing),
             *stale_facts(standing, self.uses([f.id for f in standing]), self._clock()),
         ]

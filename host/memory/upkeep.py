@@ -4,7 +4,7 @@ Every `UPKEEP_SECONDS` (`HEARTH_MEMORY_UPKEEP_SECONDS`), for each agent with mem
 `validUntil`, or whose tier's lifetime (`ttl`), has passed get their `expire` record (a rule the person set,
 so it runs for every agent), and, when the agent has no run and its `consolidation` setting (the most
 proposals a round may write, the cost cap the person sets) is above 0, the deterministic pass proposes
-forgetting likely duplicates and stale facts.
+forgetting the older side of contradictions, likely duplicates and stale facts.
 Every proposal waits in the review queue; a failure with one agent never stops the others.
 """
 
