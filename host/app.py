@@ -121,6 +121,7 @@ class HostServer:
             # A hand-moved test clock moves memory's time too (lifetimes, staleness); otherwise the system's.
             clock=_memory_clock(self.schedule_clock) if isinstance(self.schedule_clock, ManualClock) else None,
             copies=lambda agent_id, scrub: self.together.copies.scrub(agent_id, scrub),
+            lifetimes=self._lifetimes,
         )
         self.budgets = Budgets(config.data_dir, self.schedule_clock, self._zone)
         self.planner = TurnPlanner(
@@ -365,6 +366,13 @@ class HostServer:
             for entry in self.store.scan()
             if isinstance(entry, Agent) and entry.settings.memory
         ]
+
+    def _lifetimes(self, agent_id: str) -> dict[str, int]:
+        """The agent's lifetime per tier (`ttl`); an agent whose files cannot be read sets none."""
+        try:
+            return dict(self.store.get(agent_id).settings.ttl.items())
+        except HostError:  # gone or unreadable: its memory is not read by a turn either
+            return {}
 
     def _agent_idle(self, agent_id: str) -> bool:
         return self.runs.active_run(agent_id) is None

@@ -7,6 +7,8 @@ valid-time instant: per key the one confirmed, live record valid then; two or mo
 are a conflict, shown together and never decided by recency; facts without a key are de-duplicated by content.
 A `retract` record with trust `proposed` is a request to forget, waiting for a person: it adds a proposed
 fact of op `retract` (the target's text, `replaces` naming it) and the target stands until a review confirms it.
+An `expire` record ends a fact's valid time at its `validUntil` (the fact's own, or the end its tier's lifetime
+gave it).
 """
 
 from __future__ import annotations
@@ -173,10 +175,22 @@ def fold(record: Record, lookup: FactLookup) -> Effect:
         lifted = tuple({f.sig for rid in record.targets if (f := lookup.fact(rid)) is not None and f.sig})
         return Effect(facts=tuple(erased), lifted=lifted, erased=tuple(f.id for f in erased), bumps_epoch=True)
     if op == "expire":
-        # The fact's valid time has ended (its validUntil): it leaves every view of now by itself; the record
-        # says so in the audit and starts a new prompt epoch, so the frozen section no longer carries it.
-        return Effect(bumps_epoch=lookup.fact(record.target or "") is not None)
+        return _fold_expire(record, lookup)
     return Effect()  # suppress: an audit event only
+
+
+def _fold_expire(record: Record, lookup: FactLookup) -> Effect:
+    """The fact's valid time has ended: the record says so in the audit and starts a new prompt epoch, so the
+    frozen section no longer carries it. An end the fact did not carry (its tier's lifetime) becomes its
+    `valid_until`, so the fact stays ended whatever the lifetime setting says later."""
+    target = lookup.fact(record.target or "")
+    if target is None:
+        return Effect()
+    end = record.valid_until
+    if end is None or (target.valid_until is not None and target.valid_until <= end):
+        return Effect(bumps_epoch=True)  # its own validUntil ended: it left every view of now by itself
+    ended = replace(target, valid_until=end, changed_seq=record.seq)
+    return Effect(facts=(ended,), bumps_epoch=True)
 
 
 def _retraction_request(record: Record, target: Fact) -> Effect:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from host.memory.erasure import Copies
 from host.memory.errors import UnknownAgentError
+from host.memory.lifetimes import Lifetimes
 from host.memory.store import MemoryStore
 from host.memory.values import EventSink
 
@@ -32,17 +33,20 @@ class MemoryHub:
         on_event: EventSink | None = None,
         clock: Callable[[], datetime] | None = None,
         copies: Copies | None = None,
+        lifetimes: Callable[[str], Lifetimes] | None = None,
     ) -> None:
         """Args:
         data_dir: the host's data directory.
         on_event: receives every `MemoryEvent` (the host turns them into memory.changed / memory.proposed).
         clock: the time source (tests pass a fake one).
         copies: scrubs an agent's messages kept outside its directory, for an erase's conversation scrub.
+        lifetimes: an agent's lifetime in days per tier as its person sets it now (its `ttl` setting).
         """
         self.agents_dir = data_dir / "agents"
         self._on_event = on_event
         self._clock = clock
         self._copies = copies
+        self._lifetimes = lifetimes
         self._stores: dict[str, MemoryStore] = {}
 
     def agent_dir(self, agent_id: str) -> Path:
@@ -70,9 +74,14 @@ class MemoryHub:
                 on_event=self._on_event,
                 clock=self._clock,
                 copies=self._copies,
+                lifetimes=self._lifetimes_of(agent_id),
             )
             self._stores[agent_id] = store
         return store
+
+    def _lifetimes_of(self, agent_id: str) -> Callable[[], Lifetimes] | None:
+        lifetimes = self._lifetimes
+        return None if lifetimes is None else lambda: lifetimes(agent_id)
 
     def opened(self, agent_id: str) -> MemoryStore | None:
         """The agent's memory if it is open, without opening it."""

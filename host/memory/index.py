@@ -57,6 +57,8 @@ CREATE INDEX IF NOT EXISTS facts_speaker ON facts(speaker) WHERE speaker IS NOT 
 CREATE INDEX IF NOT EXISTS facts_valid ON facts(valid_from) WHERE status = 'live' AND trust = 'confirmed';
 CREATE INDEX IF NOT EXISTS facts_until ON facts(valid_until)
     WHERE valid_until IS NOT NULL AND status = 'live' AND trust = 'confirmed';
+CREATE INDEX IF NOT EXISTS facts_unbounded ON facts(tier_rank, coalesce(valid_from, observed_at))
+    WHERE valid_until IS NULL AND status = 'live' AND trust = 'confirmed';
 CREATE TABLE IF NOT EXISTS tombstones(sig TEXT PRIMARY KEY, record_id TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, before, context, tokenize='{FTS_TOKENIZER}');
 {VECTOR_SCHEMA}

@@ -129,6 +129,18 @@ class IndexQueries:
         # Asked every turn: the lifetime index reads only facts that have one, however large memory is.
         return self._facts(where, {"a": after, "t": instant}, "ORDER BY valid_until, seq", "INDEXED BY facts_until")
 
+    def outlived(self, tier: str, born_by: str) -> list[Fact]:
+        """Standing facts of `tier` without a validUntil of their own, valid from (or noted) `born_by` or
+        earlier: those a lifetime of (now - `born_by`) has ended, oldest first."""
+        where = (
+            "tier_rank = :r AND valid_until IS NULL AND status = 'live' AND trust = 'confirmed' "
+            "AND text IS NOT NULL AND op != 'retract' AND coalesce(valid_from, observed_at) <= :b"
+        )
+        # Asked every turn: the index of facts with no end reads only those due, however large memory is.
+        params = {"r": TIER_RANK.get(tier, 9), "b": born_by}
+        order = "ORDER BY coalesce(valid_from, observed_at), seq"
+        return self._facts(where, params, order, "INDEXED BY facts_unbounded")
+
     def asked_to_forget(self, ids: Sequence[str]) -> set[str]:
         """Those of `ids` that a request to forget names, waiting or decided (a person has seen them)."""
         found: set[str] = set()

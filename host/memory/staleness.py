@@ -1,10 +1,14 @@
-"""Which standing facts a person may want to forget: stale ones and likely duplicates (pure choices).
+"""Which standing facts a person may want to forget: stale ones, likely duplicates and the older side of a
+contradiction (pure choices).
 
 A fact is *stale* when it is a note without a key (low importance: no slot, no profile), was written more
 than `STALE_DAYS` ago, its confidence is not above one half, and it was never recalled or shown. Two facts
 are *likely duplicates* when their normalised words overlap by `DUPLICATE_OVERLAP` or more (Jaccard), in one
-tier and one key. Both only become proposals to retract (a duplicate: the older one, naming the one kept),
-which wait in the review queue until a person decides: nothing here removes anything.
+tier and one key. Two facts *contradict* when they stand at once for one key with different content (a
+conflict, `fold.classify`), neither replacing the other. All only become proposals to retract (a duplicate:
+the older one, naming the one kept; a contradiction: each older side, naming the newest), which wait in the
+review queue until a person decides: nothing here removes anything, and a contradiction is still shown as a
+conflict, never decided by recency, until a person does.
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from host.memory.fold import Fact
+from host.memory.fold import Fact, classify
 from host.memory.records import format_instant, normalise_text
 from host.memory.uses import Use
 
-__all__ = ["STALE_DAYS", "DUPLICATE_OVERLAP", "Proposal", "stale_facts", "likely_duplicates"]
+__all__ = ["STALE_DAYS", "DUPLICATE_OVERLAP", "Proposal", "stale_facts", "likely_duplicates", "contradictions"]
 
 STALE_DAYS = 90
 """A never-used, low-importance note older than this many days is a stale candidate."""
@@ -83,3 +87,23 @@ def likely_duplicates(facts: Iterable[Fact]) -> list[Proposal]:
                     # Named by id alone: a reason quoting the kept fact would outlive that fact's erase.
                     proposals[older.id] = Proposal(older, f"likely duplicate of [{newer.id}], which is kept")
     return sorted(proposals.values(), key=lambda p: p.target.seq)
+
+
+def contradictions(facts: Iterable[Fact], instant: str) -> list[Proposal]:
+    """For each conflict among `facts` at `instant`, a proposal to retract each older side, naming the newest.
+
+    A conflict is one key held by standing facts of different content (`fold.classify`); a pair where one
+    replaces the other is a change, not a contradiction, and is left alone. The reason names both ids only:
+    a reason quoting either fact would outlive its erase.
+    """
+    proposals: list[Proposal] = []
+    for conflict in classify((f for f in facts if _standing(f)), instant).conflicts:
+        newest = conflict.facts[-1]
+        for older in conflict.facts[:-1]:
+            if older.id == newest.replaces or newest.id == older.replaces:
+                continue  # a correction beside what it corrects is a change, not a contradiction
+            reason = (
+                f"contradicts the newer [{newest.id}] for {conflict.key}: [{older.id}] and [{newest.id}] both stand"
+            )
+            proposals.append(Proposal(older, reason))
+    return sorted(proposals, key=lambda p: p.target.seq)

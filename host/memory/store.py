@@ -25,9 +25,10 @@ from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
 from host.memory.gate import ensure_not_sensitive
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger
+from host.memory.lifetimes import Lifetimes, due_endings
 from host.memory.reads import MemoryReads
 from host.memory.records import Evidence
-from host.memory.staleness import likely_duplicates, stale_facts
+from host.memory.staleness import contradictions, likely_duplicates, stale_facts
 from host.memory.trust import valid_source
 from host.memory.uses import Use
 from host.memory.values import (
@@ -67,12 +68,14 @@ class MemoryStore(MemoryWrites):
         meaning_context: bool = True,
         places: Callable[[], list[Path]] | None = None,
         copies: Copies | None = None,
+        lifetimes: Callable[[], Lifetimes] | None = None,
     ) -> None:
         """Open the memory, bring the index up to the ledger, and import MEMORY.md edits made while closed.
 
         `meaning_context` False embeds each log entry without the one before it (benchmarks' ablation).
         `places` lists the directories whose transcript and prompt cache this memory feeds (by default the
-        agent's own); `copies` scrubs the agent's messages kept elsewhere when an erase asks for it.
+        agent's own); `copies` scrubs the agent's messages kept elsewhere when an erase asks for it;
+        `lifetimes` gives the days each tier's facts stand without an end of their own, as set now.
 
         Raises:
             MemoryLockedError: another process has this memory open.
@@ -91,6 +94,7 @@ class MemoryStore(MemoryWrites):
         self._pending_uses: list[tuple[tuple[str, ...], str, str]] = []
         self._fed = places
         self._copies = copies
+        self._lifetimes: Callable[[], Lifetimes] = lifetimes or dict
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
         try:
             index = MemoryIndex(self.memory_dir / "index.sqlite", meaning_context=meaning_context)
@@ -323,32 +327,28 @@ class MemoryStore(MemoryWrites):
         await super().prepare_recall(query)
 
     async def expire_due(self) -> list[str]:
-        """Record each fact whose lifetime (`validUntil`) ended since the last check, one `expire` record each.
+        """Record each fact whose lifetime ended since the last check, one `expire` record each: its own
+        `validUntil`, or, without one, its tier's lifetime (`lifetimes`, the agent's `ttl` setting).
 
-        The fact has already left every view of now (it is not valid any more); the record says so in the
-        audit and moves the epoch mark, so the next turn's frozen section no longer carries it. Nothing is
-        retracted: `asOf` a time before the end still finds the fact.
+        A fact with its own end has already left every view of now; one ended by its tier's lifetime leaves
+        them with its record, which carries the end. The record says so in the audit and moves the epoch
+        mark, so the next turn's frozen section no longer carries it. Nothing is retracted and nobody is
+        asked (the person set the rule): `asOf` a time before the end still finds the fact.
 
         Returns:
             The ids of the facts recorded as expired.
         """
-        if not self._index.expiring(self._index.meta("expired_through") or "", self._now()):
+        if not due_endings(self._index, self._clock(), self._lifetimes()):
             return []
 
         async def expire_locked() -> list[str]:
-            due = self._index.expiring(self._index.meta("expired_through") or "", self._now())
+            due = due_endings(self._index, self._clock(), self._lifetimes())
             drafts = [
-                self._draft(
-                    "expire",
-                    Evidence(fact.source),
-                    target=fact.id,
-                    valid_until=fact.valid_until,
-                    reason=f"its lifetime ended at {fact.valid_until}",
-                )
-                for fact in due
+                self._draft("expire", Evidence(e.fact.source), target=e.fact.id, valid_until=e.end, reason=e.reason)
+                for e in due
             ]
             await self._commit(drafts)
-            return [fact.id for fact in due]
+            return [e.fact.id for e in due]
 
         return await self._write(expire_locked)
 
@@ -377,14 +377,17 @@ class MemoryStore(MemoryWrites):
         return self._index.uses.of(ids)
 
     async def propose_upkeep(self, max_proposals: int) -> list[WriteOutcome]:
-        """The consolidation pass: requests to forget likely duplicates and stale facts, for a person's review.
+        """The consolidation pass: requests to forget the older side of a contradiction, likely duplicates and
+        stale facts (in that order), for a person's review.
 
         At most `max_proposals` requests are written (the cost cap); a fact a request already names, waiting
         or decided, is never proposed again. Each request is a proposed `retract` (source `tool:consolidate`)
         whose reason is its evidence; the fact stands until a person confirms it.
         """
-        standing = [f for f in self._index.candidates(self._now()) if f.tier != "log"]
+        now = self._now()
+        standing = [f for f in self._index.candidates(now) if f.tier != "log"]
         proposals = [
+            *contradictions(standing, now),
             *likely_duplicates(standing),
             *stale_facts(standing, self.uses([f.id for f in standing]), self._clock()),
         ]

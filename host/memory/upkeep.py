@@ -1,9 +1,10 @@
 """The memory's background upkeep: ended lifetimes recorded, and the consolidation pass while an agent is idle.
 
 Every `UPKEEP_SECONDS` (`HEARTH_MEMORY_UPKEEP_SECONDS`), for each agent with memory on: facts whose
-`validUntil` has passed get their `expire` record (a rule the person set, so it runs for every agent), and,
-when the agent has no run and its `consolidation` setting (the most proposals a round may write, the cost cap
-the person sets) is above 0, the deterministic pass proposes forgetting likely duplicates and stale facts.
+`validUntil`, or whose tier's lifetime (`ttl`), has passed get their `expire` record (a rule the person set,
+so it runs for every agent), and, when the agent has no run and its `consolidation` setting (the most
+proposals a round may write, the cost cap the person sets) is above 0, the deterministic pass proposes
+forgetting the older side of contradictions, likely duplicates and stale facts.
 Every proposal waits in the review queue; a failure with one agent never stops the others.
 """
 

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from protocol.ids import AGENT_ID_PATTERN
 from protocol.models.base import Params, WireModel
 from protocol.models.mcp import McpServerSettings, McpServerState, check_unique_names
+from protocol.models.memory import Tier
 from protocol.models.together import QueuedRun
 from protocol.models.transcript import Attachment, TranscriptEvent
 
@@ -78,6 +79,9 @@ class ModelSettings(WireModel):
 Extraction = Literal["auto", "off"] | Annotated[int, Field(ge=1, le=1000)]
 """Background memory extraction: `auto` after each turn worth it, `off`, or at most once every N turns."""
 
+Lifetimes = dict[Tier, Annotated[int, Field(ge=1, le=36_500)]]
+"""Days a fact of each tier stands when it has no `validUntil` of its own (tiers left out: no limit)."""
+
 
 class AgentSettings(WireModel):
     model: ModelSettings = Field(default_factory=ModelSettings)
@@ -101,6 +105,12 @@ class AgentSettings(WireModel):
         description="The most requests to forget (likely duplicates, stale facts) the background memory pass may "
         "propose in one round while the agent is idle, for a person's review; 0: the pass is off.",
     )
+    ttl: Lifetimes = Field(
+        default_factory=dict,
+        description="Days a fact of each tier (`profile`, `note`, `log`) stands from its validFrom (or when it was "
+        "noted) when it has no validUntil of its own, 1..36500; then it expires (an `expire` record, no review). "
+        "A tier left out has no limit; empty: none has.",
+    )
     knowledge: bool = Field(
         default=True,
         description="Documents a person admits (`knowledge.add`), searched by the agent's knowledge tools. Off: "
@@ -123,6 +133,7 @@ class AgentSettingsPatch(Params):
     approval_timeout: int | None = Field(default=None, ge=5, le=86_400)
     knowledge: bool | None = None
     consolidation: int | None = Field(default=None, ge=0, le=100)
+    ttl: Lifetimes | None = Field(default=None, description="Replaces the whole mapping.")
 
     _unique_mcp_names = field_validator("mcp_servers")(check_unique_names)
 

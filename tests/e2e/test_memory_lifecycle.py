@@ -3,7 +3,8 @@
 Old log entries reach the model through summaries of their spans, and an erase rebuilds the summary
 without the erased entry (no byte of it left under the data dir) while the entry beside it stays quoted.
 On a hand-moved clock: a fact whose lifetime ends leaves the next request (with an `expire` record) while
-another stays, and a stale fact comes up in review through the background pass and stands until a person
+another stays, a log entry past its tier's lifetime (`ttl`) is in no request while a newer one and an old
+note are, and a stale fact comes up in review through the background pass and stands until a person
 decides.
 """
 
@@ -99,6 +100,41 @@ def test_an_expired_fact_leaves_the_next_request_with_a_record_while_an_unexpire
             assert [r["op"] for r in history].count("expire") == 1
             current = (await host.call("memory.list", {"agentId": "ann"}))["records"]
             assert [r["id"] for r in current] == [jazz]
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.stop()
+
+
+def test_a_log_entry_past_its_tiers_lifetime_is_not_in_the_next_request_while_a_newer_one_and_an_old_note_are(
+    tmp_path: Path,
+) -> None:
+    server = ChatServer(otherwise=say("ok"))
+    server.start()
+
+    async def main() -> None:
+        async with HostProcess(tmp_path / "data", env=clock_env()) as host:
+            settings = model_settings(server) | {"ttl": {"log": 30}}
+            await host.call("agent.create", {"name": "ann", "settings": settings})
+            ids = {}
+            for text, tier, days_ago in (
+                ("Walked the dog along the canal.", "log", 40),
+                ("Fixed the garden gate.", "log", 2),
+                ("User keeps bees.", "note", 40),
+            ):
+                params = {"agentId": "ann", "text": text, "tier": tier, "validFrom": instant(T0 - days_ago * DAY)}
+                ids[text] = (await host.call("memory.note", params))["record"]["id"]
+            await host.idle_turn("ann", "Hello there")
+            system = system_text(server.requests[-1].body)
+            assert "canal" not in system and ids["Walked the dog along the canal."] not in system
+            assert ids["Fixed the garden gate."] in system and "garden gate" in system
+            assert ids["User keeps bees."] in system and "keeps bees" in system
+            history = await host.call(
+                "memory.history", {"agentId": "ann", "recordId": ids["Walked the dog along the canal."]}
+            )
+            (expired,) = [r for r in history["records"] if r["op"] == "expire"]
+            assert expired["reason"].startswith("its kind's lifetime (log: 30 days) ended at 2026-05-18"), expired
 
     try:
         asyncio.run(main())

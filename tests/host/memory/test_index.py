@@ -1,4 +1,5 @@
-"""The search index: log entries are read with their neighbours, erased text leaves no bytes behind."""
+"""The search index: log entries are read with their neighbours, erased text leaves no bytes behind, and the
+recent log is read only as far as its entries fit."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from host.memory import Evidence, MemoryStore, NoteItem
+from host.memory.fold import Fact
+from host.memory.index_queries import IndexQueries
+from host.memory.records import format_instant
+from tests.host.memory.conftest import FakeClock
 
 USER = Evidence("user")
 DAY = "2023-05-08"
@@ -88,3 +94,84 @@ def test_an_erased_log_entry_leaves_no_bytes_in_its_neighbours_context(store: Me
         assert store.verify().ok
 
     asyncio.run(main())
+
+
+class CountingCursor(sqlite3.Cursor):
+    """A cursor that counts the rows it hands out, however they are fetched."""
+
+    rows = 0
+
+    def __next__(self) -> Any:
+        row = super().__next__()
+        CountingCursor.rows += 1
+        return row
+
+    def fetchone(self) -> Any:
+        row = super().fetchone()
+        CountingCursor.rows += row is not None
+        return row
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        rows = super().fetchmany(size or self.arraysize)
+        CountingCursor.rows += len(rows)
+        return rows
+
+    def fetchall(self) -> list[Any]:
+        rows = super().fetchall()
+        CountingCursor.rows += len(rows)
+        return rows
+
+
+class CountingConnection(sqlite3.Connection):
+    """A connection whose statements run on counting cursors."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return self.cursor(CountingCursor).execute(sql, parameters)
+
+
+class FirstFew:
+    """A `fits` that accepts the first `n` entries, as a section with room for only a few does."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def __call__(self, fact: Fact) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+def test_the_recent_log_stops_reading_at_the_first_entry_that_does_not_fit(agent_dir: Path, clock: FakeClock) -> None:
+    store = MemoryStore(agent_dir, clock=clock)
+    items = [NoteItem(f"Entry {n}: walked to the market and back.", tier="log") for n in range(1000)]
+    try:
+        asyncio.run(store.note_many(items, evidence=USER))
+    finally:
+        store.close()
+    path = agent_dir / "memory" / "index.sqlite"
+    db = sqlite3.connect(path, factory=CountingConnection)
+    steps = 0
+
+    def step() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    db.set_progress_handler(step, 1)  # every virtual machine instruction: how much of the table SQLite reads
+    queries = IndexQueries(db)
+    instant = format_instant(datetime(2100, 1, 1))
+
+    def read(fits: Callable[[Fact], bool]) -> tuple[list[Fact], int, int]:
+        nonlocal steps
+        CountingCursor.rows, steps = 0, 0
+        taken = queries.recent_log("", instant, 1000, fits)
+        return taken, CountingCursor.rows, steps
+
+    try:
+        every, every_rows, every_steps = read(lambda fact: True)
+        few, few_rows, few_steps = read(FirstFew(5))
+    finally:
+        db.close()
+    assert len(every) == every_rows == 1000, "the counting sees every row a full read takes"
+    assert [f.text for f in few] == [f.text for f in every[:5]], "the newest first"
+    assert few_rows == 6, "the five that fit and the first that does not, no more"
+    assert few_steps * 20 < every_steps, "SQLite reads only the rows taken, in the day index's order"

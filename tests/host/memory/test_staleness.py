@@ -4,10 +4,13 @@ decides (nothing removed without one)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 from host.memory import Evidence, MemoryStore, NoteItem
+from host.memory.fold import Fact
+from host.memory.staleness import contradictions
 from host.memory.tools import run_memory_tool
 from host.memory.trust import CLEAN
 from tests.host.memory.conftest import FakeClock
@@ -121,5 +124,92 @@ def test_the_pass_writes_no_more_proposals_than_its_cap(store: MemoryStore, cloc
         assert len(await store.propose_upkeep(2)) == 2
         assert len(await store.propose_upkeep(2)) == 2
         assert len(store.list_facts("proposed").facts) == 4
+
+    asyncio.run(main())
+
+
+NOW = "2026-06-01T00:00:00.000000Z"
+BASE = Fact(
+    id="m-000000000000",
+    seq=1,
+    op="assert",
+    text="",
+    sig="",
+    key=None,
+    tier="note",
+    source="user",
+    basis=None,
+    trust="confirmed",
+    status="live",
+    scope="private",
+    observed_at="2026-01-01T00:00:00.000000Z",
+    valid_from=None,
+    valid_until=None,
+    replaces=None,
+    replace_mode=None,
+    confidence=None,
+    evidence_seq=None,
+    tool_call_id=None,
+    conflicts_with=(),
+    changed_seq=1,
+)
+
+
+def _fact(seq: int, text: str, key: str | None, **changes: object) -> Fact:
+    return replace(BASE, id=f"m-{seq:012x}", seq=seq, text=text, sig=text.lower(), key=key, **changes)  # type: ignore[arg-type]
+
+
+def test_the_older_side_of_a_contradiction_is_proposed_naming_the_newer_and_agreeing_or_unrelated_facts_are_not() -> (
+    None
+):
+    lisbon = _fact(1, "User lives in Lisbon.", "user.home_city")
+    porto = _fact(2, "User lives in Porto.", "user.home_city")
+    faro = _fact(3, "User lives in Faro.", "user.home_city")
+    (proposal,) = contradictions([porto, lisbon], NOW)
+    assert proposal.target == lisbon
+    assert proposal.reason == (
+        f"contradicts the newer [{porto.id}] for user.home_city: [{lisbon.id}] and [{porto.id}] both stand"
+    )
+    three = contradictions([lisbon, porto, faro], NOW)
+    assert [(p.target.id, faro.id in p.reason) for p in three] == [(lisbon.id, True), (porto.id, True)]
+
+    same = _fact(4, "user lives in lisbon.", "user.home_city")
+    assert contradictions([lisbon, same], NOW) == [], "the same content for one key agrees"
+    assert contradictions([lisbon, _fact(5, "User drinks tea.", "user.drink")], NOW) == [], "two keys, no conflict"
+    assert contradictions([_fact(6, "User likes jazz.", None), _fact(7, "User hates jazz.", None)], NOW) == []
+    superseded = replace(lisbon, status="superseded", changed_by=porto.id)
+    assert contradictions([superseded, porto], NOW) == [], "a superseded fact no longer stands"
+    ended = replace(lisbon, valid_until="2026-03-01T00:00:00.000000Z")
+    assert contradictions([ended, porto], NOW) == [], "an ended fact no longer stands"
+    correction = replace(porto, op="correct", replaces=lisbon.id)
+    assert contradictions([lisbon, correction], NOW) == [], "a correction beside what it corrects is a change"
+    waiting = replace(porto, trust="proposed")
+    assert contradictions([lisbon, waiting], NOW) == [], "a proposed fact does not stand yet"
+
+
+def test_a_contradiction_becomes_one_pending_request_and_nothing_is_retracted_until_a_person_confirms(
+    store: MemoryStore,
+) -> None:
+    async def main() -> None:
+        lisbon = _id(await store.note("User lives in Lisbon.", evidence=USER, key="user.home_city"))
+        porto = _id(await store.note("User lives in Porto.", evidence=USER, key="user.home_city"))
+        tea = _id(await store.note("User drinks green tea.", evidence=USER, key="user.drink"))
+        assert [c.key for c in store.standing().conflicts] == ["user.home_city"]
+        (outcome,) = await store.propose_upkeep(5)
+        request = outcome.fact
+        assert request is not None and request.op == "retract" and request.trust == "proposed"
+        assert request.replaces == lisbon and request.source == "tool:consolidate"
+        assert request.reason is not None and porto in request.reason and lisbon in request.reason
+        assert [f.id for f in store.list_facts("proposed").facts] == [request.id]
+        assert await store.propose_upkeep(5) == [], "proposed once, not again each round"
+        (conflict,) = store.standing().conflicts
+        assert [f.id for f in conflict.facts] == [lisbon, porto], "both still stand, shown as a conflict"
+        assert tea in {f.id for f in store.list_facts("current").facts}
+        assert not [r for r in store.history(lisbon) if r.op == "retract" and r.trust == "confirmed"]
+
+        await store.review(request.id, "confirm")
+        assert store.standing().conflicts == ()
+        assert {f.id for f in store.list_facts("current").facts} == {porto, tea}
+        assert await store.propose_upkeep(5) == []
 
     asyncio.run(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from host.errors import ConflictError, CorruptFileError, NotFoundError
 from host.store.agents import AgentStore, slugify
@@ -36,6 +37,19 @@ def test_a_settings_patch_changes_only_the_fields_given(tmp_path: Path) -> None:
     updated = store.update("a1", None, AgentSettingsPatch(memory=False))
     assert (updated.settings.memory, updated.settings.instructions) == (False, "be brief")
     assert store.get("a1").settings.memory is False
+
+
+def test_a_lifetime_setting_names_tiers_and_whole_days_and_a_patch_replaces_the_whole_mapping(tmp_path: Path) -> None:
+    store = AgentStore(tmp_path)
+    store.create("A", "a1", AgentSettings.model_validate({"ttl": {"log": 30, "note": 365}}))
+    assert store.get("a1").settings.ttl == {"log": 30, "note": 365}
+    assert store.update("a1", None, AgentSettingsPatch.model_validate({"ttl": {"log": 7}})).settings.ttl == {"log": 7}
+    assert store.update("a1", None, AgentSettingsPatch(memory=True)).settings.ttl == {"log": 7}, "kept unless given"
+    assert store.update("a1", None, AgentSettingsPatch.model_validate({"ttl": {}})).settings.ttl == {}
+    for wrong in ({"logs": 30}, {"log": 0}, {"log": 36_501}, {"log": 1.5}):
+        with pytest.raises(ValidationError):
+            AgentSettingsPatch.model_validate({"ttl": wrong})
+    assert AgentSettings().ttl == {}, "no lifetime unless a person sets one"
 
 
 def test_a_deleted_agent_is_gone_from_the_store_but_kept_in_the_trash(tmp_path: Path) -> None:
