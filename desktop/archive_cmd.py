@@ -41,7 +41,11 @@ def run_export(agent: str, file: Path, data_dir: Path, with_knowledge: bool = Fa
     done = _request(data_dir, "agent.export", params)
     if done is None:
         return 1
-    print(f"exported {agent}: {done['records']} memory records, {done['events']} transcript events to {done['path']}")
+    carried = " and its knowledge" if with_knowledge else ""  # the person sees the documents went too
+    print(
+        f"exported {agent}: {done['records']} memory records, {done['events']} transcript events{carried}"
+        f" to {done['path']}"
+    )
     return 0
 
 

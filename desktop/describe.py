@@ -37,7 +37,8 @@ def describe_settings(agent: AgentInfo | dict[str, Any]) -> str:
     """An agent's switches, typed or in wire form."""
     s = agent["settings"] if isinstance(agent, dict) else agent.settings.model_dump(by_alias=True)
     memory, network = "on" if s.get("memory", True) else "off", "on" if s.get("network") else "off"
-    return f"memory {memory}, tools {s.get('toolPermission', 'ask')}, network {network}"
+    knowledge = "on" if s.get("knowledge", True) else "off"
+    return f"memory {memory}, knowledge {knowledge}, tools {s.get('toolPermission', 'ask')}, network {network}"
 
 
 _VERBS = {"shell": "run", "read": "read", "list": "list", "write": "write", "mcp": "use"}

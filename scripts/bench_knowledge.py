@@ -4,9 +4,10 @@ Admits the folder of `*.html` pages to an agent of a `python -m host` process ov
 all through indexing (the goal: ping p99 under indexing <= 10 ms; the same pings before admission are the
 baseline), and prints pages per second until every page is searchable by words and until every chunk also
 has its vector. Then, at that size: the index's size against the chunks' text, and search p50/p95 (the
-goal: p95 <= 50 ms) over the wire and in process, with plain FTS5 over the same chunks as the baseline in
-the same run, and recall@5 on the question set (`scripts/knowledge_questions.json`: each question names the
-page that answers it) for fusion, for its word list alone and for plain FTS5.
+goal: p95 <= 50 ms) in process (the search `knowledge.search` runs, without the wire's framing), with plain
+FTS5 over the same chunks as the baseline in the same run, and recall@5 on the question set
+(`scripts/knowledge_questions.json`: each question names the page that answers it) for fusion, for its word
+list alone and for plain FTS5.
 
 The corpus: Debian's `python3-doc` (`apt-get install python3-doc`: /usr/share/doc/python3.X/html, ~530
 pages). Run: python scripts/bench_knowledge.py [--corpus DIR] [--words-only] [--data-dir DIR to keep or

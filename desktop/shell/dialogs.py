@@ -94,7 +94,7 @@ class TextDialog(ModalScreen[str | None]):
 
 
 class AgentDialog(ModalScreen[dict[str, Any] | None]):
-    """A new agent (name and model) or an agent's settings (model, memory, tool permission).
+    """A new agent (name and model) or an agent's settings (model, memory, knowledge, tool permission).
 
     The result is `agent.create` / `agent.update` params without the agent id.
     """
@@ -126,6 +126,9 @@ class AgentDialog(ModalScreen[dict[str, Any] | None]):
                 with Horizontal(classes="switch-row"):
                     yield Switch(value=agent.settings.memory, id="memory")
                     yield Label("Memory on")
+                    # Beside memory, not below it: the dialog keeps its buttons on an 80x24 screen.
+                    yield Switch(value=agent.settings.knowledge, id="knowledge")
+                    yield Label("Knowledge on")
                 yield Label("Tools that need a yes")
                 yield Select(PERMISSIONS, value=agent.settings.tool_permission, allow_blank=False, id="permission")
             with Horizontal(classes="dialog-buttons"):
@@ -171,6 +174,7 @@ class AgentDialog(ModalScreen[dict[str, Any] | None]):
             self.dismiss({"name": name, "settings": settings})
             return
         settings["memory"] = self.query_one("#memory", Switch).value
+        settings["knowledge"] = self.query_one("#knowledge", Switch).value
         settings["toolPermission"] = self.query_one("#permission", Select).value
         self.dismiss({"settings": settings})
 

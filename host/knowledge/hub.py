@@ -131,7 +131,9 @@ class KnowledgeHub:
 
     def _active(self, owner: Owner) -> KnowledgeBase:
         if not self._is_on(owner):
-            raise KnowledgeOffError(f"knowledge is off for {owner.id}; turn it on in the agent's settings first")
+            raise KnowledgeOffError(
+                f"knowledge is off for {owner.id}; turn it on in the agent's settings first (ctrl+s in the shell)"
+            )
         return self._open(owner)
 
     async def activate(self, owner: Owner) -> None:

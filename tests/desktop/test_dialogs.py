@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from textual.app import App
 from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Label
+from textual.widgets import Button, DataTable, Label, Switch
 
-from desktop.shell.dialogs import ConfirmDialog, HostLostDialog, TextDialog
+from desktop.shell.dialogs import AgentDialog, ConfirmDialog, HostLostDialog, TextDialog
 from desktop.shell.memory_view import MemoryView
 from desktop.shell.style import CSS
 from tests.desktop.pilot import until
@@ -98,5 +98,45 @@ def test_the_shells_forget_dialog_shows_the_whole_fact_and_what_forgetting_does_
                     await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
             current = await host.call("memory.list", {"agentId": "ann", "view": "current"})
             assert [r["id"] for r in current["records"]] == [fact["id"]], "answering no kept the fact"
+
+    asyncio.run(main())
+
+
+def test_the_settings_dialog_turns_knowledge_off_and_on_with_every_switch_and_button_on_an_80x24_screen(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "Ann", "settings": scripted_model({"match": ".*", "reply": "ok"})})
+
+            async def knowledge_on() -> bool:
+                return bool((await host.call("knowledge.list", {"agentId": "ann"}))["on"])
+
+            async with _shell(tmp_path, "ann", size=SMALL) as (app, pilot):
+
+                async def save(*, turn_knowledge: bool) -> None:
+                    await pilot.press("ctrl+s")
+                    await until(pilot, lambda: isinstance(app.screen, AgentDialog))
+                    dialog = app.screen
+                    for switch in ("#memory", "#knowledge"):
+                        assert dialog.region.contains_region(dialog.query_one(switch, Switch).region)
+                    assert _buttons_on_screen(dialog)
+                    if turn_knowledge:
+                        was = dialog.query_one("#knowledge", Switch).value
+                        await pilot.click("#knowledge")
+                        await until(pilot, lambda: dialog.query_one("#knowledge", Switch).value is not was)
+                    await pilot.press("ctrl+s")
+                    await until(pilot, lambda: not isinstance(app.screen, AgentDialog))
+
+                await save(turn_knowledge=False)
+                await until(pilot, lambda: app.agents["ann"].info.settings.knowledge is True)
+                assert await knowledge_on(), "saving without touching the switch leaves knowledge on"
+                await save(turn_knowledge=True)
+                await until(pilot, lambda: app.agents["ann"].info.settings.knowledge is False)
+                assert not await knowledge_on()
+                assert app.agents["ann"].info.settings.memory is True, "the memory switch stays as it was"
+                await save(turn_knowledge=True)
+                await until(pilot, lambda: app.agents["ann"].info.settings.knowledge is True)
+                assert await knowledge_on()
 
     asyncio.run(main())

@@ -42,7 +42,7 @@ def test_inspection_commands_show_what_the_host_holds_while_a_shell_owns_it(tmp_
     async def main() -> None:
         async with HostProcess(tmp_path) as host:
             await host.call("agent.create", {"name": "Ann Lee", "settings": scripted_model(*RULES)})
-            await host.call("agent.create", {"name": "Bob"})
+            await host.call("agent.create", {"name": "Bob", "settings": {"knowledge": False}})
             await host.send_and_wait("ann-lee", "web says The museum opens at ten.")
             tea = (await host.call("memory.note", {"agentId": "ann-lee", "text": "The user likes tea."}))["record"]
             await host.call("memory.note", {"agentId": "ann-lee", "text": "Home is Lyon.", "key": "user.home"})
@@ -73,8 +73,11 @@ def _commands(data: str, current: dict[str, Any], proposed: dict[str, Any], tea:
     table = _hearth("agents", "--data-dir", data)
     assert table.returncode == 0 and table.stdout.splitlines()[0].split()[:3] == ["ID", "NAME", "STATUS"]
     assert "ann-lee" in table.stdout and "scripted" in table.stdout
+    rows = {line.split()[0]: line for line in table.stdout.splitlines()[1:]}
+    assert "knowledge on" in rows["ann-lee"] and "knowledge off" in rows["bob"], "each agent's own switch"
     shown = _hearth("inspect", "ann-lee", "--data-dir", data).stdout
-    for expected in ("prompt", "epoch", "workspace", "read-only", "1 waiting for review", "likes tea", "museum"):
+    shown_facts = ("1 waiting for review", "likes tea", "museum")
+    for expected in ("prompt", "epoch", "workspace", "knowledge on", "read-only", *shown_facts):
         assert expected in shown, expected
     listing = _hearth("memory", "ann-lee", "list", "--data-dir", data).stdout
     assert all(r["id"] in listing for r in current["records"]) and museum not in listing

@@ -74,9 +74,11 @@ def test_an_export_carries_knowledge_only_with_the_flag_and_another_data_dir_sea
 
     def check() -> None:
         assert _hearth(data, "ann", "add", str(docs)).returncode == 0
-        assert _cli(data, "export", "ann", str(plain)).returncode == 0
+        left = _cli(data, "export", "ann", str(plain))
+        assert left.returncode == 0 and "knowledge" not in left.stdout, left.stdout
         exported = _cli(data, "export", "ann", str(carried), "--with-knowledge")
         assert exported.returncode == 0, exported.stderr
+        assert "transcript events and its knowledge to" in exported.stdout  # the person is told it went
         # The default carries no byte of any document; the flag carries them, the key still masked.
         for needle in (b"quillfeather", b"zephyrine", b"gannetry"):
             assert needle not in gzip.decompress(plain.read_bytes())
