@@ -28,7 +28,7 @@ import numpy.typing as npt
 from host.memory.embedder import Embedder, Vectors, loaded_embedder
 from host.memory.fold import Fact
 
-__all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "VECTOR_SCHEMA", "worker_for", "MeaningState"]
+__all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "BACKFILL_STEP", "VECTOR_SCHEMA", "worker_for", "MeaningState"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,9 @@ BATCH = 16
 run, so the batch bounds what the host holds: LoCoMo turn pairs at 64 a call took 95 MB more and 16 took 26 MB,
 at about the same speed (7.6 and 8.9 passages per CPU-second, one thread). Nothing waits for a batch: a search
 computes a small backlog itself (`compute_fresh`)."""
+
+BACKFILL_STEP = 500
+"""Facts a backfill reads the passages of in one event-loop turn (about 6 ms of the loop's time)."""
 
 MeaningState = Literal["on", "loading", "off"]
 """Whether a search ranks by meaning: `on`; `loading`, the model is still loading, so words only; `off`,
@@ -215,13 +218,31 @@ class FactVectors:
         self._queue(stale)
 
     def backfill(self) -> int:
-        """Queue every standing fact that has no vector (on open and after a rebuild); returns how many."""
+        """Queue every standing fact that has no vector (on open and after a rebuild); returns how many.
+
+        Under a running event loop the newest `BACKFILL_STEP` are queued now and the rest a step a loop turn,
+        so a search waits for none of it (reading 10,000 passages at once held the loop for 140 ms).
+        """
         if self._worker is None:
             return 0
-        rows = self._db.execute(f"SELECT seq FROM facts WHERE {_STANDS} AND seq NOT IN (SELECT seq FROM vectors)")
-        jobs = self._passages(row[0] for row in rows.fetchall())
-        self._queue(jobs)
-        return len(jobs)
+        rows = self._db.execute(
+            f"SELECT seq FROM facts WHERE {_STANDS} AND seq NOT IN (SELECT seq FROM vectors) ORDER BY seq DESC"
+        )
+        seqs = [int(row[0]) for row in rows.fetchall()]
+        self._backfill_step(seqs)
+        return len(seqs)
+
+    def _backfill_step(self, seqs: list[int]) -> None:
+        if self._closed:
+            return
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        now, rest = (seqs[:BACKFILL_STEP], seqs[BACKFILL_STEP:]) if loop is not None else (seqs, [])
+        self._queue(self._passages(now))
+        if rest and loop is not None:
+            loop.call_soon(self._backfill_step, rest)
 
     def forget_all(self) -> None:
         """Drop every vector and every queued job (the index is being rebuilt)."""

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from host.memory import Evidence, MemoryStore
+from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder, Vectors, load_embedder, use_embedder
 from host.memory.ranking import DEFAULT_RANKING, Ranking
+from host.memory.vectors import BACKFILL_STEP
 
 USER = Evidence("user")
 HOME = "Her home is in Lisbon, near the river."
@@ -286,3 +287,31 @@ def test_a_search_does_not_wait_behind_the_workers_batch_and_finds_a_fact_noted_
         busy.release.set()
         store.close()
         use_embedder(None)
+
+
+def test_a_backfill_under_the_event_loop_queues_a_step_a_turn_and_so_every_fact(
+    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    # Reading every passage at once held the loop (140 ms at 10,000 facts): the first search after the model
+    # loaded waited for it. Under a loop a step is queued now and the rest a step a loop turn.
+    count = BACKFILL_STEP * 2 + 7
+    with MemoryStore(agent_dir, clock=clock) as store:
+        asyncio.run(store.note_many([NoteItem(f"entry {n}") for n in range(count)], evidence=USER))
+    stepped = SteppedEngine(engine)
+    use_embedder(stepped)
+
+    async def main() -> tuple[int, int]:
+        with MemoryStore(agent_dir, clock=clock) as store:  # opening it backfills
+            vectors = store._index.vectors
+            at_once = len(vectors._pending) + len(vectors._flying)
+            for _ in range(5):
+                await asyncio.sleep(0)
+            return at_once, len(vectors._pending) + len(vectors._flying)
+
+    try:
+        at_once, later = asyncio.run(main())
+    finally:
+        stepped.steps.release(10)
+        use_embedder(None)
+    assert 0 < at_once <= BACKFILL_STEP, "no more than a step is read before the loop turns"
+    assert later == count, "every fact is queued a few loop turns later"
