@@ -21,7 +21,7 @@ from protocol.dispatch import Router
 from protocol.models.knowledge import KnowledgeProgressEvent
 from protocol.peer import JsonRpcPeer
 
-__all__ = ["KNOWLEDGE_ACTIONS", "KnowledgeCommand", "run_knowledge_command", "describe_match"]
+__all__ = ["KNOWLEDGE_ACTIONS", "KnowledgeCommand", "run_knowledge_command", "describe_match", "already_admitted"]
 
 KNOWLEDGE_ACTIONS = ("add", "list", "remove", "pause", "resume", "search")
 SOURCE_HEADERS = ["id", "state", "path", "files", "chunks", "by meaning", "failed"]
@@ -75,6 +75,13 @@ def _print_sources(listing: dict[str, Any]) -> None:
         print("knowledge is off for this agent: nothing is watched, read or offered to its model")
 
 
+def already_admitted(result: dict[str, Any]) -> list[str]:
+    """A line for each source of a `knowledge.add` result that was admitted before (it was kept as it was)."""
+    paths = {s["sourceId"]: s["path"] for s in result["sources"]}
+    already = result.get("alreadyAdmitted", [])
+    return [f"{i} ({paths.get(i, '?')}) was admitted already; it keeps its source" for i in already]
+
+
 class _Progress:
     """Prints each progress report of one base to stderr and wakes the waiter when the base is idle."""
 
@@ -111,11 +118,13 @@ async def _add(peer: JsonRpcPeer, command: KnowledgeCommand, owner: dict[str, st
                 break
             await progress.idle.wait()
         wanted = {s["sourceId"] for s in result["sources"]}
-        result = {"sources": [s for s in listing["sources"] if s["sourceId"] in wanted]}
+        result = {**result, "sources": [s for s in listing["sources"] if s["sourceId"] in wanted]}
     if command.as_json:
         print_json(result)
-    else:
-        _print_sources({"sources": result["sources"]})
+        return 0
+    _print_sources({"sources": result["sources"]})
+    for line in already_admitted(result):
+        print(line)
     return 0
 
 

@@ -10,12 +10,18 @@ import typing
 
 if typing.TYPE_CHECKING:
     from host.knowledge.base import KnowledgeBase, Owner
-    from host.knowledge.errors import InadmissiblePathError, KnowledgeOffError, SourceNotFoundError
-    from host.knowledge.hub import KnowledgeHub, KnowledgeStatus
+    from host.knowledge.errors import (
+        InadmissiblePathError,
+        KnowledgeOffError,
+        OverlappingSourceError,
+        SourceNotFoundError,
+    )
+    from host.knowledge.hub import Admission, KnowledgeHub, KnowledgeStatus
     from host.knowledge.search import DEFAULT_KNOWLEDGE_RANKING, KnowledgeHit, KnowledgeRanking, search_chunks
 
 __all__ = [
     "DEFAULT_KNOWLEDGE_RANKING",
+    "Admission",
     "InadmissiblePathError",
     "KnowledgeBase",
     "KnowledgeHit",
@@ -23,6 +29,7 @@ __all__ = [
     "KnowledgeOffError",
     "KnowledgeRanking",
     "KnowledgeStatus",
+    "OverlappingSourceError",
     "Owner",
     "SourceNotFoundError",
     "search_chunks",
@@ -32,8 +39,8 @@ _HOMES = {
     name: f"host.knowledge.{module}"
     for module, names in {
         "base": ("KnowledgeBase", "Owner"),
-        "errors": ("InadmissiblePathError", "KnowledgeOffError", "SourceNotFoundError"),
-        "hub": ("KnowledgeHub", "KnowledgeStatus"),
+        "errors": ("InadmissiblePathError", "KnowledgeOffError", "OverlappingSourceError", "SourceNotFoundError"),
+        "hub": ("Admission", "KnowledgeHub", "KnowledgeStatus"),
         "search": ("DEFAULT_KNOWLEDGE_RANKING", "KnowledgeHit", "KnowledgeRanking", "search_chunks"),
     }.items()
     for name in names

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from host.errors import ConflictError, InvalidRequestError, NotFoundError
 
-__all__ = ["KnowledgeOffError", "SourceNotFoundError", "InadmissiblePathError"]
+__all__ = ["KnowledgeOffError", "SourceNotFoundError", "InadmissiblePathError", "OverlappingSourceError"]
 
 
 class KnowledgeOffError(ConflictError):
@@ -17,3 +17,7 @@ class SourceNotFoundError(NotFoundError):
 
 class InadmissiblePathError(InvalidRequestError):
     """The path cannot be admitted (missing, not a file or folder, inside the data dir, a system tree)."""
+
+
+class OverlappingSourceError(InadmissiblePathError):
+    """The path would read what an admitted source of the same base reads already; the message names it."""

@@ -23,13 +23,19 @@ from watchfiles import Change, awatch
 from host.errors import ConflictError
 from host.knowledge.base import Job, KnowledgeBase, Owner
 from host.knowledge.documents import document_kind
-from host.knowledge.errors import InadmissiblePathError, KnowledgeOffError, SourceNotFoundError
+from host.knowledge.errors import (
+    InadmissiblePathError,
+    KnowledgeOffError,
+    OverlappingSourceError,
+    SourceNotFoundError,
+)
 from host.knowledge.indexer import Indexer, matches
+from host.knowledge.overlap import overlap
 from host.knowledge.search import KnowledgeHit, search_chunks
 from host.knowledge.store import INDEX_FILE, ChunkRow, SourceRow, SourceSpec
 from host.memory.embedder import QUERY_VECTORS, Embedder, default_embedder
 
-__all__ = ["KnowledgeHub", "KnowledgeStatus", "ProgressListener", "MAX_SOURCES"]
+__all__ = ["Admission", "KnowledgeHub", "KnowledgeStatus", "ProgressListener", "MAX_SOURCES"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +63,14 @@ class KnowledgeStatus:
 
 
 ProgressListener = Callable[[KnowledgeStatus], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What an admission gave: each path's source id, in order, and those that were admitted before it."""
+
+    source_ids: list[str]
+    already: frozenset[str]
 
 
 def _within(path: str, root: str) -> bool:
@@ -219,35 +233,43 @@ class KnowledgeHub:
             raise InadmissiblePathError(f"{raw} is not a kind of file knowledge reads")
         return path, "file"
 
-    async def add(self, owner: Owner, paths: list[str], pattern: str | None) -> list[str]:
-        """Admit files and folders; returns their source ids (a path already admitted keeps its id).
+    async def add(self, owner: Owner, paths: list[str], pattern: str | None) -> Admission:
+        """Admit files and folders; a path already admitted (with the same pattern) keeps its source.
 
         Raises:
             KnowledgeOffError: knowledge is off for the owner.
             InadmissiblePathError: a path cannot be admitted (nothing is admitted then).
+            OverlappingSourceError: a path would read what a source of the base reads already, or the reverse
+                (nothing is admitted then).
             ConflictError: the base would hold more than `MAX_SOURCES` sources.
         """
         base = self._active(owner)
         checked = [await asyncio.to_thread(self._admissible, raw) for raw in paths]
-        specs = await asyncio.to_thread(base.reader.specs)
-        known = {(spec.path, spec.pattern): spec.source_id for spec in specs.values()}
-        fresh = {(path, pattern if kind == "folder" else None) for path, kind in checked}
-        if len(specs) + len(fresh - set(known)) > MAX_SOURCES:
-            raise ConflictError(f"a knowledge base holds at most {MAX_SOURCES} sources")
+        specs = list((await asyncio.to_thread(base.reader.specs)).values())
+        known = {(os.path.realpath(spec.path), spec.pattern): spec.source_id for spec in specs}
+        already = frozenset(known.values())
         ids: list[str] = []
-        jobs: list[Job] = []
-        added_at = datetime.now(UTC).isoformat(timespec="seconds")
-        for path, kind in checked:
+        fresh: list[SourceSpec] = []
+        for raw, (path, kind) in zip(paths, checked, strict=True):
             key = (path, pattern if kind == "folder" else None)
             if key not in known:
+                problem = overlap(raw, path, kind, key[1], [*specs, *fresh], self.indexer.excluded)
+                if problem is not None:
+                    raise OverlappingSourceError(problem)
                 known[key] = f"s-{secrets.token_hex(4)}"
-                job = Job("add", known[key], path, key[1], kind, added_at)
-                jobs.append(self.indexer.submit(base, job))
+                fresh.append(SourceSpec(known[key], path, kind, key[1], False))
             ids.append(known[key])
+        if len(specs) + len(fresh) > MAX_SOURCES:
+            raise ConflictError(f"a knowledge base holds at most {MAX_SOURCES} sources")
+        added_at = datetime.now(UTC).isoformat(timespec="seconds")
+        jobs = [
+            self.indexer.submit(base, Job("add", spec.source_id, spec.path, spec.pattern, spec.kind, added_at))
+            for spec in fresh
+        ]
         for job in jobs:
             await asyncio.wrap_future(job.done)
         await self._rewatch(base)
-        return ids
+        return Admission(ids, already.intersection(ids))
 
     async def _spec(self, base: KnowledgeBase, source_id: str) -> SourceSpec:
         spec = (await asyncio.to_thread(base.reader.specs)).get(source_id)

@@ -1,7 +1,8 @@
 """The `knowledge.*` methods: a person admits, lists, pauses, removes and searches an agent's (or a Work's)
 documents. Every act here is a person's; the model only searches, through its tools.
 
-An unknown agent or Work, source or chunk is NOT_FOUND; a path that cannot be admitted is INVALID_PARAMS;
+An unknown agent or Work, source or chunk is NOT_FOUND; a path that cannot be admitted (or that overlaps a
+source of the same owner) is INVALID_PARAMS;
 admitting or searching while the agent's knowledge is off is CONFLICT. Listing and removing always work.
 """
 
@@ -54,9 +55,11 @@ def register_knowledge_methods(table: ShellTable, hub: KnowledgeHub, check: Owne
 
     async def add(p: KnowledgeAddParams) -> KnowledgeAddResult:
         who = owner(p)
-        ids = await hub.add(who, p.paths, p.pattern)
+        admitted = await hub.add(who, p.paths, p.pattern)
         sources = {s.source_id: s for s in (await listing(who)).sources}
-        return KnowledgeAddResult(sources=[sources[i] for i in dict.fromkeys(ids) if i in sources])
+        ids = [i for i in dict.fromkeys(admitted.source_ids) if i in sources]
+        already = [i for i in ids if i in admitted.already]
+        return KnowledgeAddResult(sources=[sources[i] for i in ids], already_admitted=already)
 
     async def list_sources(p: KnowledgeOwnerParams) -> KnowledgeListResult:
         return await listing(owner(p))

@@ -62,7 +62,10 @@ class KnowledgeOwnerParams(Params):
 
 class KnowledgeAddParams(KnowledgeOwnerParams):
     """Admit files and folders (absolute paths). A folder is read whole and watched; `pattern` (such as
-    `*.html`) keeps only the files whose name fits. A path already admitted keeps its source."""
+    `*.html`) keeps only the files whose name fits. A path already admitted (with the same pattern) keeps its
+    source. A path that overlaps a source of the same owner (inside an admitted folder that reads it, a folder
+    holding an admitted file or folder, the same folder with another pattern) is refused, INVALID_PARAMS
+    naming that source, and nothing is admitted."""
 
     paths: list[str] = Field(min_length=1, max_length=100)
     pattern: str | None = Field(default=None, min_length=1, max_length=200)
@@ -91,6 +94,9 @@ class KnowledgeSource(WireModel):
 
 class KnowledgeAddResult(WireModel):
     sources: list[KnowledgeSource]
+    already_admitted: list[str] = Field(
+        default_factory=list, description="The ids among `sources` that were admitted before: nothing new was made."
+    )
 
 
 class KnowledgeListResult(WireModel):

@@ -63,6 +63,59 @@ def test_a_person_admits_searches_pauses_and_removes_documents_from_the_terminal
     asyncio.run(main())
 
 
+def test_a_path_overlapping_an_admitted_folder_is_refused_naming_it_and_a_sibling_or_a_work_may_admit(
+    tmp_path: Path,
+) -> None:
+    """Issue 26: a file or folder inside an admitted folder, or a folder holding it, was a second source and
+    search gave the same passage twice."""
+    data = tmp_path / "data"
+    docs = write_corpus(tmp_path / "shelf" / "docs")
+    sibling = tmp_path / "shelf" / "docs-old"
+    sibling.mkdir()
+    (sibling / "old.md").write_text("# Old\n\nThe archived pelican note.\n", encoding="utf-8")
+
+    def hits(owner: tuple[str, ...], *query: str) -> list[str]:
+        found = _hearth(data, *owner, "search", *query, "--json")
+        assert found.returncode == 0, found.stderr
+        return [hit["citation"] for hit in json.loads(found.stdout)["hits"]]
+
+    def check() -> None:
+        assert _hearth(data, "ann", "add", str(docs)).returncode == 0
+        [source] = json.loads(_hearth(data, "ann", "list", "--json").stdout)["sources"]
+        held = f"{source['sourceId']} ({docs})"
+        inside = _hearth(data, "ann", "add", str(docs / "manual.html"))
+        assert inside.returncode == 1, inside.stdout
+        assert f"is inside the admitted folder {held}" in inside.stderr
+        assert f"remove {source['sourceId']} first" in inside.stderr
+        holding = _hearth(data, "ann", "add", str(tmp_path / "shelf"))
+        assert holding.returncode == 1 and f"holds the admitted folder {held}" in holding.stderr
+        other_pattern = _hearth(data, "ann", "add", str(docs), "--pattern", "*.md")
+        assert other_pattern.returncode == 1 and f"is admitted already as {held}" in other_pattern.stderr
+        again = _hearth(data, "ann", "add", str(docs))
+        assert again.returncode == 0, again.stderr
+        assert f"{held} was admitted already; it keeps its source" in again.stdout
+        listing = json.loads(_hearth(data, "ann", "list", "--json").stdout)
+        assert [s["sourceId"] for s in listing["sources"]] == [source["sourceId"]]
+        assert hits(("ann",), "quillfeather", "brush") == [f"{docs / 'manual.html'}:8-9"]  # once, not twice
+        beside = _hearth(data, "ann", "add", str(sibling))
+        assert beside.returncode == 0, beside.stderr
+        assert "admitted already" not in beside.stdout
+        assert hits(("ann",), "pelican") == [f"{sibling / 'old.md'}:3"]
+        assert len(json.loads(_hearth(data, "ann", "list", "--json").stdout)["sources"]) == 2
+        work = _hearth(data, "--work", "launch", "add", str(docs))  # another owner may admit the same folder
+        assert work.returncode == 0, work.stderr
+        assert hits(("--work", "launch"), "quillfeather", "brush") == [f"{docs / 'manual.html'}:8-9"]
+        assert hits(("ann",), "quillfeather", "brush") == [f"{docs / 'manual.html'}:8-9"]
+
+    async def main() -> None:
+        async with HostProcess(data) as host:
+            await host.call("agent.create", {"name": "Ann", "agentId": "ann", "settings": scripted_model()})
+            await host.call("work.create", {"name": "Launch", "members": ["ann"]})
+            await asyncio.to_thread(check)
+
+    asyncio.run(main())
+
+
 def test_an_export_carries_knowledge_only_with_the_flag_and_another_data_dir_searches_it_after_import(
     tmp_path: Path,
 ) -> None:

@@ -32,7 +32,7 @@ def test_a_folder_is_read_without_following_links_hidden_folders_or_the_data_dir
 
     async def main() -> None:
         async with served_hub(data) as (hub, reports):
-            [source] = await hub.add(ADA, [str(docs)], None)
+            [source] = (await hub.add(ADA, [str(docs)], None)).source_ids
             await until_idle(reports)
             [row] = await hub.sources(ADA)
             assert (row.source_id, row.files, row.failed) == (source, 1, ())
@@ -89,7 +89,7 @@ def test_removing_a_source_purges_its_bytes_from_the_index_and_keeps_the_others(
 
     async def main() -> None:
         async with served_hub(data, embedder=WordVectors(["quincunx", "rhomboid"])) as (hub, reports):
-            first, _ = await hub.add(ADA, [str(one), str(two)], None)
+            first, _ = (await hub.add(ADA, [str(one), str(two)], None)).source_ids
             status = await until_idle(reports)
             while status.embedded < 2:
                 status = await until_idle(reports)
@@ -112,7 +112,7 @@ def test_off_means_nothing_is_admitted_searched_or_read_and_no_indexing_thread_r
 
     async def main() -> None:
         async with served_hub(tmp_path / "data", on=lambda _: state["on"]) as (hub, reports):
-            [source] = await hub.add(ADA, [str(docs)], None)
+            [source] = (await hub.add(ADA, [str(docs)], None)).source_ids
             await until_idle(reports)
             assert hub.has_sources(ADA)
             state["on"] = False
@@ -167,7 +167,7 @@ def test_a_paused_source_is_not_read_again_while_another_is_and_resuming_reads_w
                 while not hub.status(ADA).watching:
                     await until_idle(reports)
 
-            [paused, _] = await hub.add(ADA, [str(held), str(live)], None)
+            [paused, _] = (await hub.add(ADA, [str(held), str(live)], None)).source_ids
             while not await paths("juniper"):  # read before it is paused (a pause drops the reads waiting)
                 await until_idle(reports)
             await hub.pause(ADA, paused, True)
