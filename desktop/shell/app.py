@@ -5,6 +5,7 @@ files. Every host call runs in a worker, so the shell never freezes while the ho
 arrives as a `HostEvent` message. If the host dies, the shell says so and offers to restart it.
 Works get their tab only when the host offers `work.*` methods; each agent's next scheduled wake and its
 use against a daily cap show in the agent list when the host offers `schedule.*` and `budget.*`.
+The Knowledge view shows the selected agent's knowledge (F9), or a Work's when opened from the Works view.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from desktop.shell.chat_view import ChatView
 from desktop.shell.dialogs import AgentDialog, ConfirmDialog, HostLostDialog, TextDialog
 from desktop.shell.entries import ApprovalPrompt
 from desktop.shell.files_view import FilesView
-from desktop.shell.knowledge_view import KnowledgeView
+from desktop.shell.knowledge_view import KnowledgeOwner, KnowledgeView
 from desktop.shell.memory_view import MemoryView
 from desktop.shell.roster import AgentState, agent_prompt, next_wake
 from desktop.shell.session import HostEvent, HostLost, HostSession
@@ -67,7 +68,7 @@ class HearthApp(App[None]):
         self.kernel = "starting"
         self.model_state = ""
         self.changed = asyncio.Event()
-        """Set whenever the shell has handled something from the host (tests wait on it)."""
+        """Set whenever the shell has handled something from the host, an event or an answer (tests wait on it)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="")
@@ -90,7 +91,10 @@ class HearthApp(App[None]):
         yield Footer()
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.session.call(method, params)
+        try:
+            return await self.session.call(method, params)
+        finally:
+            self._settled()  # an answer is something from the host too: the caller shows it before it next waits
 
     def on_mount(self) -> None:
         self.connect()
@@ -214,7 +218,7 @@ class HearthApp(App[None]):
         chat.set_queue(state.queue)
         self.query_one("#memory-view", MemoryView).show(agent_id)
         self.query_one("#files-view", FilesView).show(agent_id)
-        self.query_one("#knowledge-view", KnowledgeView).show(agent_id)
+        self.query_one("#knowledge-view", KnowledgeView).show(KnowledgeOwner.agent(agent_id, state.info.name))
         self.sub_title = state.info.name
         chat.query_one("#prompt").focus()
         self._settled()
@@ -253,8 +257,8 @@ class HearthApp(App[None]):
             if method == "memory.proposed":
                 count = len(params.get("records", []))
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
-        elif method == "knowledge.progress" and agent_id == self.current:
-            self.query_one("#knowledge-view", KnowledgeView).refresh_sources()
+        elif method == "knowledge.progress":
+            self.query_one("#knowledge-view", KnowledgeView).progress(params)
         elif method == "mcp.status" and agent_id == self.current:
             self.query_one("#chat-view", ChatView).host_event(method, params)
         elif method in ("work.updated", "work.event"):
@@ -357,12 +361,24 @@ class HearthApp(App[None]):
         return {agent_id: state.info.name for agent_id, state in self.agents.items()}
 
     def action_tab(self, tab: str) -> None:
+        state = self.agents.get(self.current or "")
+        if tab == "knowledge" and state is not None:
+            # F9 is the selected agent's knowledge, even when the view was showing a Work's.
+            view = self.query_one("#knowledge-view", KnowledgeView)
+            owner = KnowledgeOwner.agent(state.info.agent_id, state.info.name)
+            if view.owner != owner:
+                view.show(owner)
         pane = "works-tab" if tab == "works" else tab
         self.query_one("#main", TabbedContent).active = pane
         # Focus moves into the pane on show; a focus left in a hidden pane would switch the tab back.
         targets = {"chat": "#prompt", "memory": "#facts", "files": "#file-tree", "works": "#works"}
         target = {**targets, "knowledge": "#knowledge-query"}[tab]
         self.query_one(target).focus()
+
+    def on_works_view_open_knowledge(self, message: WorksView.OpenKnowledge) -> None:
+        self.query_one("#knowledge-view", KnowledgeView).show(KnowledgeOwner.work(message.work_id, message.name))
+        self.query_one("#main", TabbedContent).active = "knowledge"
+        self.query_one("#knowledge-query").focus()
 
     def action_next_agent(self) -> None:
         ids = list(self.agents)

@@ -1,15 +1,18 @@
-"""An agent's knowledge as a person keeps it: the admitted sources with their state and counts, the files
-that could not be read (and why), a search box whose results say why each passage matched, and the acts:
-admit a path, pause or resume a source, remove one (after a confirmation).
+"""An agent's or a Work's knowledge as a person keeps it: the admitted sources with their state and counts,
+the files that could not be read (and why), a search box whose results say why each passage matched, and the
+acts: admit a path, pause or resume a source, remove one (after a confirmation).
 
-Every read and act is a host call made in a worker; `knowledge.progress` events refresh the sources.
+The view shows one owner at a time (its title says whose) and every call names that owner only, so an agent's
+sources and a Work's never mix. Every read and act is a host call made in a worker; a `knowledge.progress`
+event of the owner on show refreshes the sources.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from textual import work
 from textual.app import ComposeResult
@@ -17,13 +20,49 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from desktop.knowledge_cmd import describe_match
+from desktop.knowledge_cmd import already_admitted, describe_match
 from desktop.shell.dialogs import ConfirmDialog, TextDialog
 from protocol.errors import JsonRpcError
 
-__all__ = ["KnowledgeView"]
+__all__ = ["KnowledgeView", "KnowledgeOwner"]
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeOwner:
+    """Whose knowledge is on show: an agent's or a Work's (`key` is the wire's `agentId` or `workId`)."""
+
+    key: Literal["agentId", "workId"]
+    id: str
+    name: str
+
+    @classmethod
+    def agent(cls, agent_id: str, name: str) -> KnowledgeOwner:
+        return cls("agentId", agent_id, name)
+
+    @classmethod
+    def work(cls, work_id: str, name: str) -> KnowledgeOwner:
+        return cls("workId", work_id, name)
+
+    @property
+    def params(self) -> dict[str, str]:
+        return {self.key: self.id}
+
+    @property
+    def title(self) -> str:
+        if self.key == "workId":
+            return f"Knowledge of the Work {self.name} ({self.id}): its members read it in their Work runs"
+        return f"Knowledge of {self.name} ({self.id})"
+
+    @property
+    def whose(self) -> str:
+        return f"the Work {self.name}'s members" if self.key == "workId" else self.name
+
+    def sent(self, event: dict[str, Any]) -> bool:
+        """Whether a `knowledge.progress` event is about this owner's base."""
+        other = "workId" if self.key == "agentId" else "agentId"
+        return event.get(self.key) == self.id and event.get(other) is None
 
 
 class KnowledgeView(Vertical):
@@ -36,11 +75,12 @@ class KnowledgeView(Vertical):
     def __init__(self, call: Call, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._call = call
-        self.agent_id: str | None = None
+        self.owner: KnowledgeOwner | None = None
         self.sources: dict[str, dict[str, Any]] = {}
         self.hits: dict[str, dict[str, Any]] = {}
 
     def compose(self) -> ComposeResult:
+        yield Static("Select an agent, or a Work in the Works view (k), to see its knowledge.", id="knowledge-owner")
         yield Static("", id="knowledge-state")
         yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
         yield Input(placeholder="search the documents (enter)", id="knowledge-query")
@@ -52,23 +92,36 @@ class KnowledgeView(Vertical):
         self.query_one("#sources", DataTable).add_columns("id", "state", "path", "files", "chunks", "meaning", "failed")
         self.query_one("#hits", DataTable).add_columns("#", "where", "headings", "why")
 
-    def show(self, agent_id: str) -> None:
-        self.agent_id = agent_id
+    def show(self, owner: KnowledgeOwner) -> None:
+        """Show `owner`'s knowledge: what another owner's left on screen goes first."""
+        if owner != self.owner:
+            self.sources = {}
+            self.query_one("#sources", DataTable).clear()
+            self.query_one("#knowledge-state", Static).update("")
+            self.query_one("#passage", Static).update("Highlight a source or a result to see it here.")
+        self.owner = owner
+        self.query_one("#knowledge-owner", Static).update(owner.title)
         self.hits = {}
         self.query_one("#hits", DataTable).clear()
         self.refresh_sources()
 
+    def progress(self, event: dict[str, Any]) -> None:
+        """A base's `knowledge.progress`: the sources are read again when it is the base on show."""
+        if self.owner is not None and self.owner.sent(event):
+            self.refresh_sources()
+
     @work(exclusive=True, group="knowledge-list")
     async def refresh_sources(self) -> None:
-        if self.agent_id is None:
+        owner = self.owner
+        if owner is None:
             return
-        agent_id = self.agent_id
         try:
-            listing = await self._call("knowledge.list", {"agentId": agent_id})
+            listing = await self._call("knowledge.list", owner.params)
         except JsonRpcError as exc:
-            self.query_one("#knowledge-state", Static).update(f"knowledge: {exc.message}")
+            if owner == self.owner:
+                self.query_one("#knowledge-state", Static).update(f"knowledge: {exc.message}")
             return
-        if agent_id != self.agent_id:
+        if owner != self.owner:
             return
         if not listing["on"]:
             state = "Knowledge is off for this agent: nothing is watched, read or offered to its model."
@@ -99,12 +152,15 @@ class KnowledgeView(Vertical):
 
     @work(exclusive=True, group="knowledge-search")
     async def search(self, query: str) -> None:
-        if self.agent_id is None:
+        owner = self.owner
+        if owner is None:
             return
         try:
-            found = await self._call("knowledge.search", {"agentId": self.agent_id, "query": query})
+            found = await self._call("knowledge.search", {**owner.params, "query": query})
         except JsonRpcError as exc:
             self.query_one("#passage", Static).update(f"search: {exc.message}")
+            return
+        if owner != self.owner:
             return
         table = self.query_one("#hits", DataTable)
         table.clear()
@@ -143,14 +199,15 @@ class KnowledgeView(Vertical):
 
     @work(group="knowledge-act")
     async def act(self, method: str, params: dict[str, Any], done: str) -> None:
-        if self.agent_id is None:
+        if self.owner is None:
             return
         try:
-            await self._call(method, {"agentId": self.agent_id, **params})
+            result = await self._call(method, {**self.owner.params, **params})
         except JsonRpcError as exc:
             self.notify(exc.message, severity="error", title="knowledge")
             return
-        self.notify(done, title="knowledge")
+        said = already_admitted(result) if method == "knowledge.add" else []
+        self.notify("\n".join(said) or done, title="knowledge")
         self.refresh_sources()
 
     def action_admit(self) -> None:
@@ -159,9 +216,9 @@ class KnowledgeView(Vertical):
                 full = os.path.abspath(os.path.expanduser(path))
                 self.act("knowledge.add", {"paths": [full]}, f"admitted {full}; it is being read")
 
-        self.app.push_screen(
-            TextDialog("A file or folder for this agent to work from", placeholder="~/notes"), admitted
-        )
+        if self.owner is not None:
+            question = f"A file or folder for {self.owner.whose} to work from"
+            self.app.push_screen(TextDialog(question, placeholder="~/notes"), admitted)
 
     def action_pause(self) -> None:
         source_id = self._selected_source()

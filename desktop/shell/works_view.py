@@ -1,6 +1,7 @@
 """Works, read over the wire (`work.list`, `work.timeline`): each shared room's members, its task board
 (status, assignee, the last handoff) and its timeline, refreshed as `work.updated` and `work.event` arrive.
 A person makes a Work here (`n`: its name, then its members by name); agents and the host change it.
+`k` opens the selected Work's knowledge (the app shows it in the Knowledge view).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import DataTable, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -28,7 +30,15 @@ EMPTY = "No Works yet. Press n to make one (a name, then the agents in it), or a
 
 
 class WorksView(Horizontal):
-    BINDINGS = [Binding("n", "new_work", "New Work")]
+    BINDINGS = [Binding("n", "new_work", "New Work"), Binding("k", "knowledge", "Work's knowledge")]
+
+    class OpenKnowledge(Message):
+        """A person asked for a Work's knowledge."""
+
+        def __init__(self, work_id: str, name: str) -> None:
+            super().__init__()
+            self.work_id = work_id
+            self.name = name
 
     def __init__(self, call: Call, agents: Callable[[], dict[str, str]], **kwargs: Any) -> None:
         """`agents()` maps each agent's id to its name (the members a person can name)."""
@@ -89,6 +99,13 @@ class WorksView(Horizontal):
             return
         lines = [f"#{e['seq']:<4} {e['actor']} ({e['kind']}): {e['text']}" for e in page["entries"]]
         self.query_one("#work-timeline", TextArea).load_text("\n".join(lines) or "(an empty timeline)")
+
+    def action_knowledge(self) -> None:
+        info = self.works.get(self.current or "")
+        if info is None:
+            self.app.notify("no Work to show the knowledge of yet", severity="warning")
+            return
+        self.post_message(self.OpenKnowledge(info["workId"], info["name"]))
 
     def action_new_work(self) -> None:
         def named(name: str | None) -> None:
