@@ -4,7 +4,9 @@ Through the real host and kernel with a scripted model: the extraction a compact
 it is about to summarise) is held by the model until the test has killed the host. The transcript then has no
 `compact` event at all (so none claims `covered`), memory holds nothing the held request would have added, and
 the next host, on the same data dir, delivers the unanswered message again, extracts the dropped lines before
-it compacts them and says `covered` only then; memory's ledger verifies, through the host and the CLI.
+it compacts them and says `covered` only then; memory's ledger verifies, through the host and the CLI. A fact
+said just before a SIGKILL that no extraction reached (every 10 turns) is extracted by the next host's first
+compaction, though turns after the restart started that host's extraction mark past it.
 """
 
 from __future__ import annotations
@@ -137,3 +139,41 @@ def test_a_sigkill_mid_compaction_extraction_claims_nothing_and_the_next_host_ex
     assert facts[LOCKER_FACT]["evidence"]["seq"] == locker["seq"]
     assert found["verified"]["ok"] is True
     assert found["cli"].returncode == 0, found["cli"].stderr
+
+
+def test_lines_from_before_a_sigkill_that_no_extraction_reached_are_extracted_by_the_next_compaction(
+    tmp_path: Path,
+) -> None:
+    server = HeldFirstExtraction()
+    server.release.set()  # nothing is held here
+
+    async def before_the_kill() -> None:
+        async with HostProcess(tmp_path) as host:
+            await host.call("agent.create", {"name": "ann", "settings": _settings(server)})
+            await host.idle_turn("ann", LOCKER)  # extraction every 10 turns: not yet
+            assert host.process is not None
+            host.process.kill()
+            await host.process.wait()
+
+    async def after_the_kill() -> list[dict[str, Any]]:
+        async with HostProcess(tmp_path) as host:
+            # Turns that end first start this host's extraction mark after the locker, then a compaction drops it.
+            for i in range(6):
+                await host.idle_turn("ann", f"note {i} " + "words " * 100)
+            return list((await host.call("memory.list", {"agentId": "ann", "view": "current"}))["records"])
+
+    server.start()
+    try:
+        asyncio.run(before_the_kill())
+        records = asyncio.run(after_the_kill())
+    finally:
+        server.stop()
+    events = _events(tmp_path, "ann")
+    locker = next(e for e in events if e["type"] == "user" and e["text"] == LOCKER)
+    compact = next(e for e in events if e["type"] == "compact")
+    assert compact["fromSeq"] <= locker["seq"] <= compact["throughSeq"], "the compaction dropped the locker"
+    assert compact["extraction"] == "covered"
+    assert [r["text"] for r in records] == [LOCKER_FACT], "what it claims covered is in memory"
+    assert any(LOCKER in json.dumps(r.body, ensure_ascii=False) for r in server.extractions), (
+        "the lines from before the restart were sent to extraction before the compaction dropped them"
+    )
