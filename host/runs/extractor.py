@@ -168,11 +168,13 @@ class Extractor:
             return None
         agent_id = agent.agent_id
         if self.mark(agent_id) is None:
-            self._set_mark(agent_id, first_seq - 1)
-        elif self._started_at.get(agent_id, first_seq) > first_seq:
-            # It drops lines from before the run that started the mark, which no extraction here has read: the
-            # next one starts again at its first line (what was read since is read twice; a duplicate writes nothing).
-            self._reread[agent_id] = first_seq - 1
+            self._set_mark(agent_id, self._unfinished_from(agent_id, first_seq) - 1)
+        elif agent_id in self._started_at:
+            start = self._unfinished_from(agent_id, first_seq)
+            if self._started_at.pop(agent_id) > start:
+                # It drops lines from before the run that started the mark, which no extraction here has read:
+                # the next one starts again there (what was read since is read twice; a duplicate writes nothing).
+                self._reread[agent_id] = start - 1
         try:
             async with asyncio.timeout(self.cover_wait):
                 for _ in range(2):  # the extraction under way, then one for what it did not reach
@@ -195,6 +197,19 @@ class Extractor:
             return "covered"
         logger.warning("compaction for %s went on before extraction covered seq %d", agent_id, through_seq)
         return "unfinished"
+
+    def _unfinished_from(self, agent_id: str, first_seq: int) -> int:
+        """Where a compaction from `first_seq` starts extracting when this host has read nothing before it: at
+        the first line of the earliest of the compactions just before it that went on before their extraction
+        finished (the host that ran that extraction may have stopped since), else at `first_seq`."""
+        start = first_seq
+        for event in self._store.transcript(agent_id).read_backwards():
+            if event.get("type") != "compact":
+                continue
+            if event.get("extraction") != "unfinished" or event.get("fromSeq") is None:
+                break
+            start = min(start, int(event["fromSeq"]))
+        return start
 
     def _lines_after(self, agent_id: str, since: int) -> list[dict[str, Any]]:
         newer = itertools.takewhile(
@@ -221,7 +236,6 @@ class Extractor:
                 self._set_mark(agent_id, int(events[-1]["seq"]))
             if reread is not None and self._reread.get(agent_id) == reread:
                 del self._reread[agent_id]  # read again: nothing before the mark's start is left unread
-                self._started_at.pop(agent_id, None)
         except JsonRpcError as exc:
             logger.warning("memory extraction for %s skipped: %s", agent_id, exc.message)
         except Exception:  # a background task's top level: a failed extraction must not stop the host

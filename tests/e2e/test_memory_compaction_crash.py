@@ -6,7 +6,9 @@ it is about to summarise) is held by the model until the test has killed the hos
 the next host, on the same data dir, delivers the unanswered message again, extracts the dropped lines before
 it compacts them and says `covered` only then; memory's ledger verifies, through the host and the CLI. A fact
 said just before a SIGKILL that no extraction reached (every 10 turns) is extracted by the next host's first
-compaction, though turns after the restart started that host's extraction mark past it.
+compaction, though turns after the restart started that host's extraction mark past it. And a compaction that
+went on before its extraction finished (`unfinished`), then a crash (a crash image taken at that instant): the
+next host's compaction extracts the lines the earlier one left, and nothing said in them is lost.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from host.recovery import HOST_STOPPED
-from tests.e2e.test_memory_compaction import LOCKER, _events
+from tests.e2e.test_memory_compaction import LOCKER, _events, _talk
 from tests.kernel.providers.fake_llm_server import Recorded, Reply
 from tests.support.archives import hearth_async
+from tests.support.crash_image import crash_image, restarted
 from tests.support.fake_model import NO_OPERATIONS, ChatServer, model_settings, say
 from tests.support.host_process import HostProcess
+from tests.support.memory_host import MemoryHost
 
 LOCKER_FACT = "The user's locker number is 4711"
 
@@ -177,3 +181,36 @@ def test_lines_from_before_a_sigkill_that_no_extraction_reached_are_extracted_by
     assert any(LOCKER in json.dumps(r.body, ensure_ascii=False) for r in server.extractions), (
         "the lines from before the restart were sent to extraction before the compaction dropped them"
     )
+
+
+def test_a_compaction_that_went_on_before_its_extraction_and_a_crash_then_still_loses_no_fact(tmp_path: Path) -> None:
+    server = HeldFirstExtraction()
+    server.start()
+    image = tmp_path / "image"
+
+    async def crashed() -> None:
+        async with MemoryHost(tmp_path / "data") as host:
+            host.server.memory.extractor.cover_wait = 0.5  # the compaction goes on while the model holds it
+            await host.call("agent.create", {"name": "ann", "settings": _settings(server)})
+            await _talk(host, "ann", 6)
+            compact = next(e for e in _events(tmp_path / "data", "ann") if e["type"] == "compact")
+            assert compact["extraction"] == "unfinished"
+            # A SIGKILL now: the compaction is written, the extraction it went on without never answered.
+            restarted(crash_image(tmp_path / "data", image))
+            server.release.set()
+
+    async def after_the_crash() -> list[dict[str, Any]]:
+        async with HostProcess(image) as host:
+            for i in range(6):  # until the next compaction
+                await host.idle_turn("ann", f"more {i} " + "words " * 100)
+            return list((await host.call("memory.list", {"agentId": "ann", "view": "current"}))["records"])
+
+    try:
+        asyncio.run(crashed())
+        records = asyncio.run(after_the_crash())
+    finally:
+        server.release.set()
+        server.stop()
+    compacts = [e["extraction"] for e in _events(image, "ann") if e["type"] == "compact"]
+    assert compacts[0] == "unfinished" and compacts[-1] == "covered", compacts
+    assert [r["text"] for r in records] == [LOCKER_FACT], "the lines the first one left unfinished were extracted"
