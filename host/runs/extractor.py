@@ -95,7 +95,8 @@ class Extractor:
         self._turns: dict[str, int] = {}  # completed turns since the last extraction began
         self._marks: dict[str, int] = {}
         # Where a run started an agent's mark (lines before it were never read here: they came before a restart),
-        # and the mark's start a compaction then asked the next extraction to read again from.
+        # until the first compaction; and where the next extraction starts instead of the mark, when that
+        # compaction drops such lines.
         self._started_at: dict[str, int] = {}
         self._reread: dict[str, int] = {}
 
