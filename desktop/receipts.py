@@ -51,7 +51,8 @@ def receipt_ids(receipt: dict[str, Any]) -> list[str]:
 def saw_line(receipt: dict[str, Any] | None) -> str:
     """`this reply saw m-…, m-…` (or that it saw no fact, or that the run has no receipt)."""
     if receipt is None:
-        return "this reply has no receipt (it ran before receipts were kept)"
+        # A receipt is written before the request is sent: a run without one sent none (or is older than receipts).
+        return "this run has no receipt: it ended before its request was built, or ran before receipts were kept"
     ids = receipt_ids(receipt)
     return f"this reply saw {', '.join(ids)}" if ids else "this reply saw no fact from memory"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -363,13 +364,17 @@ class MemoryStore(MemoryWrites):
 
     def flush_uses(self) -> None:
         """Write the noted uses to the index in one transaction (not while a write is under way: an erase
-        may be copying the index; they are written the next time)."""
+        may be copying the index; they are written the next time, as they are when the disk has no room)."""
         if not self._pending_uses or self._writing():
             return
         pending, self._pending_uses = self._pending_uses, []
-        with self._index.transaction():
-            for rids, what, at in pending:
-                self._index.uses.count(rids, what, at)
+        try:
+            with self._index.transaction():
+                for rids, what, at in pending:
+                    self._index.uses.count(rids, what, at)
+        except sqlite3.OperationalError as exc:  # a full disk: derived counts, kept for the next flush
+            self._pending_uses[:0] = pending
+            logger.warning("memory %s: use counts not written (%s); kept for the next time", self.agent_id, exc)
 
     def uses(self, ids: Sequence[str]) -> dict[str, Use]:
         """How often each of `ids` was recalled or shown and when last (facts never used are left out)."""

@@ -9,6 +9,7 @@ to quote). Secure delete zeroes a deleted row, and an erase's compacted copy dro
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import date
@@ -18,6 +19,8 @@ from host.memory.index_queries import FACT_COLUMNS, row_to_fact
 from host.memory.summaries import Span, Summary, day_instant, spans_before, summary_text
 
 __all__ = ["SUMMARY_SCHEMA", "QUOTED", "LogSummaries"]
+
+logger = logging.getLogger(__name__)
 
 QUOTED = 8
 """Entries spread over a span that its summary tries to quote (as many as fit its line)."""
@@ -63,7 +66,8 @@ class LogSummaries:
         """The summaries of the spans tiling every standing log entry dated before `cut`, newest first.
 
         Spans without standing entries are left out. A missing summary is built from the entries now and,
-        with `persist`, kept for the next rendering (a caller that may race a write passes False).
+        with `persist`, kept for the next rendering (a caller that may race a write passes False); one the disk
+        has no room for is rendered all the same and built again next time.
         """
         row = self._db.execute(
             f"SELECT {_DAY} FROM facts INDEXED BY facts_log_day WHERE {_LOG} AND {_DAY} < ? "
@@ -114,10 +118,13 @@ class LogSummaries:
         text, quoted = summary_text(span, len(seqs), samples)
         summary = Summary(span, len(seqs), quoted, text)
         if persist and seqs:
-            self._db.execute(
-                "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
-                (span.id, day_instant(span.start), day_instant(span.end), len(seqs), ",".join(quoted), text),
-            )
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
+                    (span.id, day_instant(span.start), day_instant(span.end), len(seqs), ",".join(quoted), text),
+                )
+            except sqlite3.OperationalError as exc:  # a full disk: the row is a cache, the rendering needs none
+                logger.warning("the summary %s was not kept (%s); the next rendering builds it again", span.id, exc)
         return summary
 
 

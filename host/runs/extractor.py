@@ -94,6 +94,11 @@ class Extractor:
         self._again: set[str] = set()  # agents whose turns ended during their extraction: one more follows
         self._turns: dict[str, int] = {}  # completed turns since the last extraction began
         self._marks: dict[str, int] = {}
+        # Where a run started an agent's mark (lines before it were never read here: they came before a restart),
+        # until the first compaction; and where the next extraction starts instead of the mark, when that
+        # compaction drops such lines.
+        self._started_at: dict[str, int] = {}
+        self._reread: dict[str, int] = {}
 
     @staticmethod
     def enabled(agent: Agent) -> bool:
@@ -106,13 +111,18 @@ class Extractor:
         return self._marks.get(agent_id)
 
     def _set_mark(self, agent_id: str, seq: int) -> None:
-        self._marks[agent_id] = seq
+        """Lines through `seq` are extracted: the mark moves on, never back (a re-read covers older lines)."""
+        self._marks[agent_id] = max(seq, self._marks.get(agent_id, seq))
+
+    def _covered(self, agent_id: str, through_seq: int) -> bool:
+        return agent_id not in self._reread and (self.mark(agent_id) or 0) >= through_seq
 
     async def ran(self, agent: Agent, first_seq: int) -> None:
         """A completed run of `agent` whose first line is `first_seq`: extract when the setting calls for it."""
         agent_id = agent.agent_id
         if self.mark(agent_id) is None:
-            self._set_mark(agent_id, first_seq - 1)  # lines before the first run seen are not extracted
+            self._set_mark(agent_id, first_seq - 1)  # lines before the first run seen wait for a compaction
+            self._started_at[agent_id] = first_seq
         self._turns[agent_id] = self._turns.get(agent_id, 0) + 1
         mode = agent.settings.extraction
         if isinstance(mode, int) and self._turns[agent_id] < mode:
@@ -159,11 +169,17 @@ class Extractor:
             return None
         agent_id = agent.agent_id
         if self.mark(agent_id) is None:
-            self._set_mark(agent_id, first_seq - 1)
+            self._set_mark(agent_id, self._unfinished_from(agent_id, first_seq) - 1)
+        elif agent_id in self._started_at:
+            start = self._unfinished_from(agent_id, first_seq)
+            if self._started_at.pop(agent_id) > start:
+                # It drops lines from before the run that started the mark, which no extraction here has read:
+                # the next one starts again there (what was read since is read twice; a duplicate writes nothing).
+                self._reread[agent_id] = start - 1
         try:
             async with asyncio.timeout(self.cover_wait):
                 for _ in range(2):  # the extraction under way, then one for what it did not reach
-                    if (self.mark(agent_id) or 0) >= through_seq:
+                    if self._covered(agent_id, through_seq):
                         return "covered"
                     task = self._start(agent_id, upto=through_seq)
                     if task is None:
@@ -178,10 +194,23 @@ class Extractor:
                 self.cover_wait,
             )
             return "unfinished"
-        if (self.mark(agent_id) or 0) >= through_seq:
+        if self._covered(agent_id, through_seq):
             return "covered"
         logger.warning("compaction for %s went on before extraction covered seq %d", agent_id, through_seq)
         return "unfinished"
+
+    def _unfinished_from(self, agent_id: str, first_seq: int) -> int:
+        """Where a compaction from `first_seq` starts extracting when this host has read nothing before it: at
+        the first line of the earliest of the compactions just before it that went on before their extraction
+        finished (the host that ran that extraction may have stopped since), else at `first_seq`."""
+        start = first_seq
+        for event in self._store.transcript(agent_id).read_backwards():
+            if event.get("type") != "compact":
+                continue
+            if event.get("extraction") != "unfinished" or event.get("fromSeq") is None:
+                break
+            start = min(start, int(event["fromSeq"]))
+        return start
 
     def _lines_after(self, agent_id: str, since: int) -> list[dict[str, Any]]:
         newer = itertools.takewhile(
@@ -195,7 +224,9 @@ class Extractor:
             if not self._store.exists(agent_id):
                 return
             agent = self._store.get(agent_id)
-            since = self.mark(agent_id) or 0
+            mark = self.mark(agent_id) or 0
+            reread = self._reread.get(agent_id)
+            since = mark if reread is None else min(mark, reread)
             events = [e for e in self._lines_after(agent_id, since) if upto is None or int(e["seq"]) <= upto]
             pieces = chunked(exchange_since(events, since))
             for number, piece in enumerate(pieces, 1):
@@ -204,6 +235,8 @@ class Extractor:
                     self._set_mark(agent_id, piece[-1].seq)
             if events:
                 self._set_mark(agent_id, int(events[-1]["seq"]))
+            if reread is not None and self._reread.get(agent_id) == reread:
+                del self._reread[agent_id]  # read again: nothing before the mark's start is left unread
         except JsonRpcError as exc:
             logger.warning("memory extraction for %s skipped: %s", agent_id, exc.message)
         except Exception:  # a background task's top level: a failed extraction must not stop the host
