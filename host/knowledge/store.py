@@ -21,6 +21,7 @@ from typing import Any
 
 from host.knowledge.chunks import Chunk, heading_text
 from host.memory.query import FTS_TOKENIZER, index_body
+from host.store.sqlite_tx import write_transaction
 
 __all__ = [
     "INDEX_FILE",
@@ -152,14 +153,8 @@ class KnowledgeStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self.lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self.lock, write_transaction(self._db) as db:
+            yield db
 
     # ---- sources
 

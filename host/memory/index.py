@@ -29,6 +29,7 @@ from host.memory.speakers import speaker_key, speaker_of
 from host.memory.summary_index import SUMMARY_SCHEMA, LogSummaries
 from host.memory.uses import USE_SCHEMA, UseCounts
 from host.memory.vectors import VECTOR_SCHEMA, FactVectors, worker_for
+from host.store.sqlite_tx import write_transaction
 
 __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
@@ -142,13 +143,8 @@ class MemoryIndex(IndexQueries):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(self._db):
             yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def set_meta(self, **values: str | int) -> None:
         self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in values.items()])

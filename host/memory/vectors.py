@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from host.memory.embedder import Embedder, Vectors, loaded_embedder
 from host.memory.fold import Fact
+from host.store.sqlite_tx import write_transaction
 
 __all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "BACKFILL_STEP", "VECTOR_SCHEMA", "worker_for", "MeaningState"]
 
@@ -353,8 +354,7 @@ class FactVectors:
         if not ready:
             return 0
         written: list[tuple[int, Vectors]] = []
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(self._db):
             for seq, passage, vector in ready:
                 if self._passages([seq]).get(seq) != passage:
                     continue  # removed, or read in another context now: its new passage is queued
@@ -363,10 +363,6 @@ class FactVectors:
                     (seq, vector.astype(np.float32).tobytes(), passage.after),
                 )
                 written.append((seq, vector))
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
         if written and self._matrix is not None and self._seqs is not None:
             fresh = np.array([seq for seq, _ in written], dtype=np.int64)
             if np.isin(fresh, self._seqs).any():

@@ -175,3 +175,31 @@ def test_the_recent_log_stops_reading_at_the_first_entry_that_does_not_fit(agent
     assert [f.text for f in few] == [f.text for f in every[:5]], "the newest first"
     assert few_rows == 6, "the five that fit and the first that does not, no more"
     assert few_steps * 20 < every_steps, "SQLite reads only the rows taken, in the day index's order"
+
+
+def test_a_commit_the_database_refuses_leaves_no_transaction_open(tmp_path: Path) -> None:
+    # A full disk can refuse the COMMIT itself; a deferred constraint is a way to make a COMMIT fail on demand.
+    # The transaction must not stay open: every later write on the connection would be refused.
+    from host.memory.index import MemoryIndex
+
+    index = MemoryIndex(tmp_path / "index.sqlite")
+    try:
+        db = index._db
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("CREATE TABLE parent(id INTEGER PRIMARY KEY)")
+        db.execute("CREATE TABLE child(p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+        try:
+            with index.transaction():
+                index.set_meta(lost="1")
+                db.execute("INSERT INTO child VALUES (7)")
+        except sqlite3.IntegrityError:
+            pass
+        else:
+            raise AssertionError("the COMMIT was expected to be refused")
+        assert not db.in_transaction
+        assert index.meta("lost") is None, "nothing of the refused transaction stands"
+        with index.transaction():
+            index.set_meta(next="1")
+        assert index.meta("next") == "1", "the next write goes through"
+    finally:
+        index.close()
