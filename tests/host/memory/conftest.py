@@ -1,5 +1,5 @@
-"""Fixtures for the memory tests: an agent directory, a clock that moves one second per reading, a store, and
-the real embedding engine for the tests of semantic recall."""
+"""Fixtures for the memory tests: an agent directory, a clock that moves one second per reading, a store, the
+real embedding engine for the tests of semantic recall, and `BASE_FACT` for tests that build facts by hand."""
 
 from __future__ import annotations
 
@@ -11,7 +11,34 @@ import pytest
 
 from host.memory import MemoryEvent, MemoryStore
 from host.memory.embedder import Embedder, load_embedder
+from host.memory.fold import Fact
 from tests.support.embedders import embedder_in_use
+
+BASE_FACT = Fact(
+    id="m-000000000000",
+    seq=1,
+    op="assert",
+    text="",
+    sig="",
+    key=None,
+    tier="note",
+    source="user",
+    basis=None,
+    trust="confirmed",
+    status="live",
+    scope="private",
+    observed_at="2026-01-01T00:00:00.000000Z",
+    valid_from=None,
+    valid_until=None,
+    replaces=None,
+    replace_mode=None,
+    confidence=None,
+    evidence_seq=None,
+    tool_call_id=None,
+    conflicts_with=(),
+    changed_seq=1,
+)
+"""A confirmed, live note with no text: tests `replace` what they need."""
 
 
 class FakeClock:

@@ -6,31 +6,9 @@ from dataclasses import replace
 
 from host.memory.fold import Conflict, Fact, Standing
 from host.memory.section import SectionLimits, render_recall_block, render_section
+from tests.host.memory.conftest import BASE_FACT
 
-BASE = Fact(
-    id="m-000000000000",
-    seq=1,
-    op="assert",
-    text="",
-    sig="",
-    key=None,
-    tier="note",
-    source="user",
-    basis=None,
-    trust="confirmed",
-    status="live",
-    scope="private",
-    observed_at="2026-01-01T00:00:00.000000Z",
-    valid_from=None,
-    valid_until=None,
-    replaces=None,
-    replace_mode=None,
-    confidence=None,
-    evidence_seq=None,
-    tool_call_id=None,
-    conflicts_with=(),
-    changed_seq=1,
-)
+BASE = BASE_FACT
 
 
 def fact(seq: int, text: str, tier: str = "note", key: str | None = None) -> Fact:

@@ -13,7 +13,7 @@ from host.memory.fold import Fact
 from host.memory.staleness import contradictions
 from host.memory.tools import run_memory_tool
 from host.memory.trust import CLEAN
-from tests.host.memory.conftest import FakeClock
+from tests.host.memory.conftest import BASE_FACT, FakeClock
 
 USER = Evidence("user")
 
@@ -129,30 +129,7 @@ def test_the_pass_writes_no_more_proposals_than_its_cap(store: MemoryStore, cloc
 
 
 NOW = "2026-06-01T00:00:00.000000Z"
-BASE = Fact(
-    id="m-000000000000",
-    seq=1,
-    op="assert",
-    text="",
-    sig="",
-    key=None,
-    tier="note",
-    source="user",
-    basis=None,
-    trust="confirmed",
-    status="live",
-    scope="private",
-    observed_at="2026-01-01T00:00:00.000000Z",
-    valid_from=None,
-    valid_until=None,
-    replaces=None,
-    replace_mode=None,
-    confidence=None,
-    evidence_seq=None,
-    tool_call_id=None,
-    conflicts_with=(),
-    changed_seq=1,
-)
+BASE = BASE_FACT
 
 
 def _fact(seq: int, text: str, key: str | None, **changes: object) -> Fact:
