@@ -31,6 +31,7 @@ from host.knowledge.wire import progress_event
 from host.listener import SocketListener
 from host.lock import HostLock
 from host.memory import MemoryEvent, MemoryHub, MemoryStore, watch_memory_views
+from host.memory.model_summaries import Ask
 from host.memory.upkeep import run_upkeep, upkeep_every
 from host.recovery import recover_data_dir
 from host.rpc.agent_dir import register_agent_dir_methods
@@ -307,7 +308,9 @@ class HostServer:
             watch_stop = asyncio.Event()
             watch_task = tasks.create_task(self._watch_views(watch_stop))
             upkeep_task = tasks.create_task(
-                run_upkeep(self.hub, self._upkeep_agents, self._agent_idle, watch_stop, upkeep_every())
+                run_upkeep(
+                    self.hub, self._upkeep_agents, self._agent_idle, watch_stop, upkeep_every(), self._summary_model
+                )
             )
             stop_task = tasks.create_task(self._stop.wait())
             if transport is not None:
@@ -373,6 +376,12 @@ class HostServer:
             return dict(self.store.get(agent_id).settings.ttl.items())
         except HostError:  # gone or unreadable: its memory is not read by a turn either
             return {}
+
+    def _summary_model(self, agent_id: str) -> Ask | None:
+        """The agent's model for summaries of old log entries, counted in its budget; none once the budget is spent."""
+        if self.budgets.spent(agent_id) is not None:
+            return None
+        return self.memory.summary_model(agent_id, lambda tokens: self.budgets.count(agent_id, None, tokens))
 
     def _agent_idle(self, agent_id: str) -> bool:
         return self.runs.active_run(agent_id) is None

@@ -35,7 +35,7 @@ __all__ = ["MemoryIndex", "SCHEMA_VERSION", "DEFAULT_EMBEDDER"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 
 DEFAULT_EMBEDDER = "default"
 """`MemoryIndex(embedder=...)` default: the process-wide embedder (`loaded_embedder()`), once it has loaded."""

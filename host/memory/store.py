@@ -23,13 +23,15 @@ from host.memory.checkpoint import catch_up
 from host.memory.disk import DiskWork, run_inline
 from host.memory.erasure import Copies
 from host.memory.errors import InvalidMemoryRequestError, RecordNotFoundError
-from host.memory.gate import ensure_not_sensitive
+from host.memory.gate import ensure_not_sensitive, find_sensitive
 from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger
 from host.memory.lifetimes import Lifetimes, due_endings
+from host.memory.model_summaries import MODEL_ENTRIES, SummaryRequest
 from host.memory.reads import MemoryReads
-from host.memory.records import Evidence
+from host.memory.records import Evidence, format_instant
 from host.memory.staleness import contradictions, likely_duplicates, stale_facts
+from host.memory.summaries import Summary, cut_date
 from host.memory.trust import valid_source
 from host.memory.uses import Use
 from host.memory.values import (
@@ -44,6 +46,7 @@ from host.memory.values import (
 )
 from host.memory.view_sync import ViewSync
 from host.memory.writes import MERGE_EVERY, MemoryWrites
+from host.prompt.cache import bump_epoch
 
 __all__ = ["MemoryStore", "MERGE_EVERY"]
 
@@ -408,6 +411,46 @@ class MemoryStore(MemoryWrites):
                 await self.retract(proposal.target.id, evidence=CONSOLIDATE, reason=proposal.reason, pending=True)
             )
         return outcomes
+
+    def summary_requests(self, limit: int) -> list[SummaryRequest]:
+        """At most `limit` spans a model may summarise, newest first (the section shows the newest first):
+        those whose summary is the deterministic one and leaves entries out (one that quotes them all is whole)."""
+        now = self._clock()
+        instant = format_instant(now)
+        summaries = self._index.summaries
+        requests: list[SummaryRequest] = []
+        for summary in summaries.before(cut_date(now), instant, persist=not self._writing()):
+            if len(requests) >= limit:
+                break
+            if summary.model is not None or len(summary.quoted) >= summary.count:
+                continue
+            entries = tuple(summaries.sample(summary.span, instant, MODEL_ENTRIES))
+            requests.append(
+                SummaryRequest(summary.span, summary.count, summaries.fingerprint(summary.span, instant), entries)
+            )
+        return requests
+
+    async def keep_summary(self, request: SummaryRequest, reply: str, model: str) -> Summary | None:
+        """Keep a model's summary of a span as its summary row, when the span's entries are still the ones it
+        was asked about and the reply holds no secret; then the next turn renders its prompt afresh.
+
+        Returns:
+            The summary kept, or None (the entries changed meanwhile, a secret, or no words).
+        """
+        finding = find_sensitive(reply)
+        if finding is not None:
+            logger.warning("memory %s: a summary was not kept: it looks like %s", self.agent_id, finding.label)
+            return None
+
+        async def keep_locked() -> Summary | None:
+            with self._index.transaction():
+                return self._index.summaries.keep_model(request.span, request.fingerprint, self._now(), reply, model)
+
+        kept = await self._write(keep_locked)
+        if kept is not None:
+            for place in self._places():
+                bump_epoch(place, "summary")
+        return kept
 
     async def import_view_edits(self) -> list[WriteOutcome]:
         """Import a person's edit of MEMORY.md as `human` events; the host's own writes are recognised and skipped.

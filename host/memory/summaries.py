@@ -4,7 +4,9 @@ A log entry (a dated event) dated before the horizon's cut is shown in the memor
 summary of the span of days that holds it. Spans are aligned (a span of 2^k days starts on a multiple of
 2^k days since 1970-01-01) and grow with their distance from the cut, so two years take about a dozen. A
 summary is derived data: it names its span (`s-YYYYMMDD-Nd`, never a record id, so it is never evidence),
-counts the entries it covers and quotes a few of them whole, as their fact lines show them.
+counts the entries it covers and quotes a few of them whole, as their fact lines show them. When the
+agent's model has written a span's summary (`model_summaries.py`), the line keeps the same head and carries
+the model's words instead of the quotes (`model_summary_text`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "entry_day",
     "spans_before",
     "summary_text",
+    "model_summary_text",
     "day_instant",
     "parse_span",
 ]
@@ -63,12 +66,14 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """One span's summary: how many standing log entries it covers, the ids it quotes, its line's text."""
+    """One span's summary: how many standing log entries it covers, the ids it quotes, its line's text, and
+    the model that wrote it (None: the deterministic text)."""
 
     span: Span
     count: int
     quoted: tuple[str, ...]
     text: str
+    model: str | None = None
 
     @property
     def id(self) -> str:
@@ -113,6 +118,11 @@ def _quote(fact: Fact) -> str:
     return " ".join((fact.text or "").split())
 
 
+def _head(span: Span, count: int) -> str:
+    noun = "log entry" if count == 1 else "log entries"
+    return f"[{span.id}] {span.label}: {count} {noun}"
+
+
 def summary_text(
     span: Span, count: int, samples: Sequence[Fact], limit: int = SUMMARY_BYTES
 ) -> tuple[str, tuple[str, ...]]:
@@ -121,8 +131,7 @@ def summary_text(
     The line names the span and the count, then quotes entries (spread over the span, in order) whole, as
     many as fit in `limit` bytes; an entry too long to quote whole is left out, never cut.
     """
-    noun = "log entry" if count == 1 else "log entries"
-    head = f"[{span.id}] {span.label}: {count} {noun}"
+    head = _head(span, count)
     quotes: list[str] = []
     ids: list[str] = []
     room = limit - len(head.encode("utf-8")) - len(b" (+999999 more)") - 2
@@ -138,6 +147,32 @@ def summary_text(
     if count > len(quotes) and quotes:
         text += f" (+{count - len(quotes)} more)"
     return text, tuple(ids)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def model_summary_text(span: Span, count: int, reply: str, limit: int = SUMMARY_BYTES) -> str | None:
+    """A span's summary line (without its leading "- ") carrying a model's words, or None when none are left.
+
+    The head is the deterministic line's own. The reply is folded onto one line (so it can never start a line
+    of the section), then, like the quotes, taken whole sentence by sentence while they fit in `limit` bytes;
+    a first sentence too long for the line is cut at a word and ends with "…".
+    """
+    head = _head(span, count) + ": "
+    room = limit - len(head.encode("utf-8"))
+    words = " ".join(reply.split())
+    kept: list[str] = []
+    for sentence in _SENTENCE_END.split(words):
+        candidate = " ".join([*kept, sentence])
+        if len(candidate.encode("utf-8")) > room:
+            break
+        kept.append(sentence)
+    text = " ".join(kept)
+    if not kept and words:
+        cut = words.encode("utf-8")[: room - len("…".encode())].decode("utf-8", "ignore")
+        text = (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
+    return head + text if text.strip("… ") else None
 
 
 def parse_span(summary_id: str) -> Span | None:

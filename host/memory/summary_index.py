@@ -4,11 +4,14 @@ A summary row is a cache of what `summaries.summary_text` says about one span's 
 change to a log entry of a span (a new entry, a correction, a retraction, a review, an erase) deletes the
 rows of every span that holds its day in the same transaction as the change, so a stale summary is never
 read: the next rendering builds it again from the entries as they stand (an erased entry has no text left
-to quote). Secure delete zeroes a deleted row, and an erase's compacted copy drops its pages.
+to quote). Secure delete zeroes a deleted row, and an erase's compacted copy drops its pages. A row the
+agent's model wrote (`model` names it) replaces the deterministic one only while the span's entries are
+those it was asked about (`keep_model`, by their fingerprint); it is dropped by the same changes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -16,7 +19,7 @@ from datetime import date
 
 from host.memory.fold import Fact
 from host.memory.index_queries import FACT_COLUMNS, row_to_fact
-from host.memory.summaries import Span, Summary, day_instant, spans_before, summary_text
+from host.memory.summaries import Span, Summary, day_instant, model_summary_text, spans_before, summary_text
 
 __all__ = ["SUMMARY_SCHEMA", "QUOTED", "LogSummaries"]
 
@@ -32,7 +35,7 @@ SUMMARY_SCHEMA = f"""
 CREATE INDEX IF NOT EXISTS facts_log_day ON facts({_DAY}) WHERE {_LOG};
 CREATE TABLE IF NOT EXISTS summaries(
     id TEXT PRIMARY KEY, start TEXT NOT NULL, end TEXT NOT NULL, count INTEGER NOT NULL, quoted TEXT NOT NULL,
-    text TEXT NOT NULL);
+    text TEXT NOT NULL, model TEXT);
 CREATE INDEX IF NOT EXISTS summaries_range ON summaries(start, end);
 """
 
@@ -80,7 +83,7 @@ class LogSummaries:
         kept = {
             r[0]: r
             for r in self._db.execute(
-                f"SELECT id, count, quoted, text FROM summaries WHERE id IN ({', '.join('?' * len(spans))})",
+                f"SELECT id, count, quoted, text, model FROM summaries WHERE id IN ({', '.join('?' * len(spans))})",
                 [span.id for span in spans],
             )
         }
@@ -88,7 +91,7 @@ class LogSummaries:
         for span in spans:
             found = kept.get(span.id)
             summary = (
-                Summary(span, int(found[1]), tuple(filter(None, str(found[2]).split(","))), str(found[3]))
+                Summary(span, int(found[1]), tuple(filter(None, str(found[2]).split(","))), str(found[3]), found[4])
                 if found is not None
                 else self._build(span, instant, persist)
             )
@@ -104,25 +107,71 @@ class LogSummaries:
     def _bounds(self, span: Span, instant: str) -> dict[str, str]:
         return {"a": day_instant(span.start), "b": day_instant(span.end), "t": instant}
 
-    def _build(self, span: Span, instant: str, persist: bool) -> Summary:
+    def fingerprint(self, span: Span, instant: str) -> str:
+        """What a span's standing entries are now (each one's seq and last change): any change to them changes it."""
+        sql = f"SELECT seq, changed_seq FROM facts WHERE {_IN_SPAN} ORDER BY seq"
+        rows = self._db.execute(sql, self._bounds(span, instant))
+        return hashlib.sha256(",".join(f"{seq}:{changed}" for seq, changed in rows).encode()).hexdigest()
+
+    def sample(self, span: Span, instant: str, count: int) -> list[Fact]:
+        """Up to `count` of a span's standing entries, spread over it, in date order."""
+        return self._samples(self._seqs(span, instant), count)
+
+    def keep_model(self, span: Span, fingerprint: str, instant: str, reply: str, model: str) -> Summary | None:
+        """Store a model's summary of `span` (inside the caller's transaction), cut to the line's budget, only
+        when its entries are still the ones `fingerprint` names; None when they changed (or no words are left)."""
+        if self.fingerprint(span, instant) != fingerprint:
+            return None
+        count = len(self._seqs(span, instant))
+        text = model_summary_text(span, count, reply)
+        if text is None or not count:
+            return None
+        summary = Summary(span, count, (), text, model)
+        self._put(summary)
+        return summary
+
+    def model_texts(self, facts: Iterable[Fact]) -> list[str]:
+        """The lines of the model-written summaries whose spans hold a day of these log entries."""
+        days = {fact.valid_from or fact.observed_at for fact in facts if fact.tier == "log"}
+        sql = "SELECT text FROM summaries WHERE start <= ? AND ? < end AND model IS NOT NULL"
+        return sorted({str(r[0]) for day in days for r in self._db.execute(sql, (day, day))})
+
+    def _seqs(self, span: Span, instant: str) -> list[int]:
         sql = f"SELECT seq FROM facts WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
-        seqs = [int(r[0]) for r in self._db.execute(sql, self._bounds(span, instant))]
-        picked = _spread(seqs, QUOTED)
-        samples: list[Fact] = []
-        if picked:
-            rows = self._db.execute(
-                f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE seq IN ({', '.join('?' * len(picked))})", picked
-            )
-            by_seq = {fact.seq: fact for fact in map(row_to_fact, rows)}
-            samples = [by_seq[seq] for seq in picked if seq in by_seq]
-        text, quoted = summary_text(span, len(seqs), samples)
+        return [int(r[0]) for r in self._db.execute(sql, self._bounds(span, instant))]
+
+    def _samples(self, seqs: Sequence[int], count: int) -> list[Fact]:
+        picked = _spread(seqs, count)
+        if not picked:
+            return []
+        rows = self._db.execute(
+            f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE seq IN ({', '.join('?' * len(picked))})", picked
+        )
+        by_seq = {fact.seq: fact for fact in map(row_to_fact, rows)}
+        return [by_seq[seq] for seq in picked if seq in by_seq]
+
+    def _put(self, summary: Summary) -> None:
+        span = summary.span
+        self._db.execute(
+            "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                span.id,
+                day_instant(span.start),
+                day_instant(span.end),
+                summary.count,
+                ",".join(summary.quoted),
+                summary.text,
+                summary.model,
+            ),
+        )
+
+    def _build(self, span: Span, instant: str, persist: bool) -> Summary:
+        seqs = self._seqs(span, instant)
+        text, quoted = summary_text(span, len(seqs), self._samples(seqs, QUOTED))
         summary = Summary(span, len(seqs), quoted, text)
         if persist and seqs:
             try:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
-                    (span.id, day_instant(span.start), day_instant(span.end), len(seqs), ",".join(quoted), text),
-                )
+                self._put(summary)
             except sqlite3.OperationalError as exc:  # a full disk: the row is a cache, the rendering needs none
                 logger.warning("the summary %s was not kept (%s); the next rendering builds it again", span.id, exc)
         return summary

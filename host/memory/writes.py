@@ -333,6 +333,8 @@ class MemoryWrites(MemoryReads):
             if not r.is_fact and r.op != "erase" and (r.target in targets or (sig is not None and r.sig == sig))
         }
         texts = [r.text for r in found if r.id in targets and r.text]
+        # A model's summary of the entry's span may say what it said in other words: its line goes as well.
+        texts += self._index.summaries.model_texts([target, *(self._index.with_sig(sig) if sig else [])])
         erasure = Erasure(
             self._ledger, self._index, self._disk, self._places(), TextScrub(texts), conversation=conversation
         )

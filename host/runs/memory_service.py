@@ -29,6 +29,7 @@ from host.memory import (
     run_memory_tool,
 )
 from host.memory.embedder import default_embedder
+from host.memory.model_summaries import Ask
 from host.memory.rewrite import (
     REWRITE_OUTPUT_TOKENS,
     REWRITE_SECONDS,
@@ -48,7 +49,7 @@ from protocol.models.agents import ModelSettings
 from protocol.models.kernel import ChatMessage, SummarizeParams, ToolCallParams, ToolCallResult, ToolSpec
 from protocol.models.memory import MemoryEvidenceLine
 
-__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since", "may_rewrite"]
+__all__ = ["MemoryService", "run_exchange", "run_lines", "exchange_since", "may_rewrite", "may_summarise"]
 
 Notify = Callable[[str, BaseModel], Awaitable[None]]
 
@@ -58,6 +59,11 @@ async def _ignore(method: str, params: BaseModel) -> None:
 
 
 logger = logging.getLogger(__name__)
+
+SUMMARY_OUTPUT_TOKENS = 120
+"""The most tokens a summary of old log entries may take (its line holds 200 bytes)."""
+SUMMARY_SECONDS = 120.0
+"""How long a background summary call may take before the round goes on without it."""
 
 
 def run_exchange(events: list[dict[str, Any]], run_id: str) -> list[ExchangeItem]:
@@ -99,6 +105,12 @@ def may_rewrite(model: ModelSettings, environ: Mapping[str, str] = os.environ) -
     """Whether a recall question is rewritten by this model: not by the embedded one (too small, and its one
     generation lock would hold up the person's next turn), and by none with `HEARTH_RECALL_REWRITE=off`."""
     return rewrite_enabled(environ) and offers_tools(model)
+
+
+def may_summarise(model: ModelSettings) -> bool:
+    """Whether this model writes summaries of old log entries: a remote one, not the embedded model (too small,
+    and its one generation lock would hold up the person's next turn) nor a scripted one (it answers by rule)."""
+    return model.provider not in ("local", "scripted")
 
 
 def _item(event: dict[str, Any]) -> ExchangeItem:
@@ -216,6 +228,30 @@ class MemoryService:
             return made
 
         return rewrite
+
+    def summary_model(self, agent_id: str, spend: Callable[[int], None]) -> Ask | None:
+        """How the background round asks the agent's model for a summary (its tokens go to `spend`), or None when
+        its memory is off or its model may not write one. A failed call is no summary: the deterministic one stays."""
+        if not self._store.exists(agent_id):
+            return None
+        agent = self._store.get(agent_id)
+        if not agent.settings.memory or not may_summarise(agent.settings.model):
+            return None
+
+        async def ask(prompt: str) -> tuple[str, str] | None:
+            try:
+                spec = self._planner.resolve_model(agent)
+                request = [ChatMessage(role="user", content=prompt)]
+                params = SummarizeParams(messages=request, model=spec, max_output_tokens=SUMMARY_OUTPUT_TOKENS)
+                async with asyncio.timeout(SUMMARY_SECONDS):
+                    result = await self._summarize(params)
+            except (JsonRpcError, TimeoutError) as exc:
+                logger.warning("memory summary for %s skipped: %s", agent_id, str(exc) or "it took too long")
+                return None
+            spend(result.usage.input_tokens + result.usage.output_tokens)
+            return result.text, f"{spec.provider}/{spec.name}"
+
+        return ask
 
     def evidence_line(self, agent_id: str, seq: int, *, max_chars: int = 2000) -> MemoryEvidenceLine | None:
         """The transcript line at `seq`, quoted (bounded) with who said it, or None when there is none."""
