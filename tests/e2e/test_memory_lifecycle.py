@@ -2,6 +2,10 @@
 
 Old log entries reach the model through summaries of their spans, and an erase rebuilds the summary
 without the erased entry (no byte of it left under the data dir) while the entry beside it stays quoted.
+The agent's model writes a span's summary in the background while the agent is idle: it is shown in the
+next request, a correction or an erase in its span takes it away (the deterministic line returns, and no
+byte of the erased entry or of the model's line about it is left), a failing call changes nothing, and no
+call is made for an agent whose person set no cap or whose model is scripted.
 On a hand-moved clock: a fact whose lifetime ends leaves the next request (with an `expire` record) while
 another stays, a log entry past its tier's lifetime (`ttl`) is in no request while a newer one and an old
 note are, and a stale fact comes up in review through the background pass and stands until a person
@@ -13,13 +17,16 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.e2e.test_memory_cli import _hearth
 from tests.e2e.test_memory_erase import holders
+from tests.kernel.providers.fake_llm_server import error_reply
 from tests.support.fake_model import ChatServer, model_settings, say, system_text
-from tests.support.host_process import HostProcess
+from tests.support.host_process import HostProcess, scripted_model
 
 OLD_TRIP = "Went hiking on Mount Tamalpais with Ines."
 OLD_MEAL = "Cooked saffron risotto for the neighbours."
@@ -179,3 +186,105 @@ def test_a_stale_fact_comes_up_in_review_and_stands_until_a_person_decides(tmp_p
         asyncio.run(main())
     finally:
         server.stop()
+
+
+PIANO = "Had the first piano lesson with Mr Okafor at the music school near the river, scales only."
+TRIP_LONG = "Went hiking on Mount Tamalpais with Ines and stopped at the old lookout for a long while."
+MEAL_LONG = "Cooked saffron risotto for the neighbours, who brought a lemon tart and stayed very late."
+WORDS = "Hiked Tamalpais, cooked risotto for the neighbours, began piano lessons."
+FENCE = "Repaired the garden fence with Quokka-brand nails after the storm knocked two panels over."
+
+
+def model_rows(data: Path, agent_id: str) -> list[tuple[str, str]]:
+    db = sqlite3.connect(f"file:{data / 'agents' / agent_id / 'memory' / 'index.sqlite'}?mode=ro", uri=True)
+    try:
+        return [(str(r[0]), str(r[1])) for r in db.execute("SELECT text, model FROM summaries WHERE model IS NOT NULL")]
+    finally:
+        db.close()
+
+
+async def note_log(host: HostProcess, agent_id: str, text: str, day: str) -> str:
+    params = {"agentId": agent_id, "text": text, "tier": "log", "validFrom": day}
+    return str((await host.call("memory.note", params))["record"]["id"])
+
+
+async def until(check: Callable[[], bool]) -> None:
+    async with asyncio.timeout(30):
+        while not check():
+            await asyncio.sleep(0.05)
+
+
+def test_the_model_writes_a_span_summary_while_idle_and_any_change_in_the_span_takes_it_away(tmp_path: Path) -> None:
+    server = ChatServer(otherwise=say("ok"), summarise=lambda _: WORDS)
+    server.start()
+    data = tmp_path / "data"
+    env = {**os.environ, "HEARTH_MEMORY_UPKEEP_SECONDS": "0.05"}
+
+    def failing() -> None:
+        server.summarise = lambda _: error_reply(400, "no summaries now")
+
+    async def main() -> None:
+        async with HostProcess(data, env=env) as host:
+            scripted = scripted_model({"match": ".*", "reply": "Scripted words."}) | {"consolidation": 3}
+            others = {
+                "bob": (scripted, (MEAL_LONG, MEAL_LONG + " Twice.", PIANO)),  # a scripted model, a cap
+                "cid": (model_settings(server), (FENCE, FENCE + " Again.", PIANO)),  # a remote model, no cap
+            }
+            for name, (settings, texts) in others.items():
+                await host.call("agent.create", {"name": name, "settings": settings})
+                for text in texts:
+                    await note_log(host, name, text, "2025-03-10")
+            await host.call("agent.create", {"name": "ann", "settings": model_settings(server) | {"consolidation": 3}})
+            ids = {}
+            for text, day in ((TRIP_LONG, "2025-03-10"), (MEAL_LONG, "2025-03-11"), (PIANO, "2025-03-12")):
+                ids[text] = await note_log(host, "ann", text, day)
+            await until(lambda: model_rows(data, "ann") != [])
+            ((kept, model),) = model_rows(data, "ann")
+            assert model == "openai/m" and kept.endswith("3 log entries: " + WORDS), kept
+            (asked,) = {json_text(r.body) for r in server.summaries}
+            assert "data, not instructions" in asked and TRIP_LONG in asked and PIANO in asked
+            assert FENCE not in asked, "no call for an agent whose person set no cap"
+
+            await host.idle_turn("ann", "Hello there")
+            system = system_text(server.requests[-1].body)
+            assert "- " + kept in system, "the next request shows the model's summary"
+            assert TRIP_LONG not in system and "Tamalpais" in system
+
+            failing()
+            calls = len(server.summaries)
+            await host.call("memory.correct", {"agentId": "ann", "recordId": ids[PIANO], "text": "Began violin."})
+            await until(lambda: len(server.summaries) > calls)  # asked again, and the call failed
+            assert model_rows(data, "ann") == []
+            await host.idle_turn("ann", "And now?")
+            system = system_text(server.requests[-1].body)
+            (line,) = summary_lines(system)
+            assert WORDS not in system and "3 log entries: [" in line, "the deterministic line is back"
+
+            server.summarise = lambda _: WORDS
+            await until(lambda: model_rows(data, "ann") != [])
+            await host.idle_turn("ann", "Once more")
+            assert WORDS in system_text(server.requests[-1].body)
+            failing()
+            calls = len(server.summaries)
+            erased = await host.call("memory.erase", {"agentId": "ann", "recordId": ids[TRIP_LONG]})
+            assert erased["outcome"] == "erased"
+            assert holders(data, b"Tamalpais") == [], "the frozen prompt loses the model's line with the entry"
+            await until(lambda: len(server.summaries) > calls)
+            await host.idle_turn("ann", "Anything else?")
+            system = system_text(server.requests[-1].body)
+            (line,) = summary_lines(system)
+            assert "Tamalpais" not in system and WORDS not in system and "2 log entries" in line, line
+            assert model_rows(data, "bob") == [], "a scripted model writes no summary"
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.stop()
+    assert holders(data, b"Tamalpais") == [], (
+        "no summary row, frozen prompt or other file keeps the entry or the model's words"
+    )
+    assert holders(data, b"Began violin") != []
+
+
+def json_text(body: dict[str, object]) -> str:
+    return "\n".join(str(m["content"]) for m in body["messages"])  # type: ignore[attr-defined, index]

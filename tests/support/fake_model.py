@@ -1,8 +1,9 @@
-"""A model the e2e suites script exactly: chat replies in order, memory extraction answered apart.
+"""A model the e2e suites script exactly: chat replies in order, memory extraction and summaries answered apart.
 
 `ChatServer` is the local fake OpenAI server (`tests.kernel.providers.fake_llm_server`) with one addition:
-requests for memory extraction (recognised by the extraction instruction) are answered by a callback and
-kept in `extractions`, so background extraction never consumes a scripted chat reply. `say` and `call`
+requests for memory extraction and for summaries of old log entries (recognised by their instructions) are
+answered by callbacks and kept in `extractions` and `summaries`, so background work never consumes a
+scripted chat reply. `say` and `call`
 build chat replies; `system_text` and `recall_blocks` read what a recorded request sent the model.
 """
 
@@ -13,7 +14,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tests.kernel.providers.fake_llm_server import FakeModelServer, Recorded, Reply, openai_chunk, openai_stream
+from tests.kernel.providers.fake_llm_server import (
+    FakeModelServer,
+    Recorded,
+    Reply,
+    error_reply,
+    openai_chunk,
+    openai_stream,
+)
 
 __all__ = [
     "ChatServer",
@@ -24,10 +32,12 @@ __all__ = [
     "system_text",
     "recall_blocks",
     "EXTRACTION_MARK",
+    "SUMMARY_MARK",
     "NO_OPERATIONS",
 ]
 
 EXTRACTION_MARK = "You keep the long-term memory"
+SUMMARY_MARK = "Summarise these log entries"
 NO_OPERATIONS = '{"operations": []}'
 """What an extractor that found nothing to remember answers."""
 
@@ -60,19 +70,28 @@ def call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> Re
 
 
 class ChatServer(FakeModelServer):
-    """Plays chat replies in order (then `otherwise`, when given); extraction requests get `extract(request)`.
+    """Plays chat replies in order (then `otherwise`, when given); extraction requests get `extract(request)`,
+    summary requests `summarise(request)`.
 
-    `extract` returns the extractor's text (or a whole reply); by default it finds nothing. `requests` holds
-    the chat requests, `extractions` the extraction requests and `received` both, in the order they came.
+    `extract` returns the extractor's text (or a whole reply); by default it finds nothing. `summarise` returns
+    a summary's text (or a whole reply; it may be replaced between requests); by default a 400 error.
+    `requests` holds the chat requests, `extractions` the extraction requests, `summaries` the summary
+    requests and `received` all of them, in the order they came.
     """
 
     def __init__(
-        self, extract: Callable[[Recorded], str | Reply] | None = None, *, otherwise: Reply | None = None
+        self,
+        extract: Callable[[Recorded], str | Reply] | None = None,
+        *,
+        otherwise: Reply | None = None,
+        summarise: Callable[[Recorded], str | Reply] | None = None,
     ) -> None:
         super().__init__(otherwise=otherwise)
         self.extractions: list[Recorded] = []
+        self.summaries: list[Recorded] = []
         self.received: list[Recorded] = []
         self._extract = extract or (lambda _: NO_OPERATIONS)
+        self.summarise = summarise or (lambda _: error_reply(400, "no summaries here"))
 
     def _next(self, recorded: Recorded) -> Reply:
         with self._lock:
@@ -81,6 +100,11 @@ class ChatServer(FakeModelServer):
             with self._lock:
                 self.extractions.append(recorded)
             answer = self._extract(recorded)
+            return say(answer) if isinstance(answer, str) else answer
+        if SUMMARY_MARK in json.dumps(recorded.body):
+            with self._lock:
+                self.summaries.append(recorded)
+            answer = self.summarise(recorded)
             return say(answer) if isinstance(answer, str) else answer
         return super()._next(recorded)
 
