@@ -103,7 +103,8 @@ class AgentSettings(WireModel):
         ge=0,
         le=100,
         description="The most requests to forget (likely duplicates, stale facts) the background memory pass may "
-        "propose in one round while the agent is idle, for a person's review; 0: the pass is off.",
+        "propose in one round while the agent is idle, for a person's review, and apart the most calls to the "
+        "agent's (remote) model for summaries of old log entries it may make in that round; 0: the pass is off.",
     )
     ttl: Lifetimes = Field(
         default_factory=dict,

@@ -13,8 +13,6 @@ from host.memory import Evidence, MemoryHub, MemoryStore
 from host.memory.model_summaries import SUMMARY_MARK, summary_prompt, write_model_summaries
 from host.memory.summaries import SUMMARY_BYTES, Span, model_summary_text
 from host.memory.upkeep import run_upkeep
-from host.runs.memory_service import may_summarise
-from protocol.models.agents import ModelSettings
 from tests.host.memory.conftest import FakeClock
 
 USER = Evidence("user")
@@ -200,13 +198,6 @@ def test_the_round_asks_the_model_only_for_an_idle_agent_with_a_cap_and_a_model_
         asyncio.run(main())
     finally:
         hub.close()
-
-
-def test_only_a_remote_model_writes_summaries() -> None:
-    assert may_summarise(ModelSettings(provider="openai", name="m"))
-    assert may_summarise(ModelSettings(provider="anthropic", name="m"))
-    assert not may_summarise(ModelSettings(provider="local"))
-    assert not may_summarise(ModelSettings(provider="scripted"))
 
 
 def test_the_prompt_shows_a_sample_of_a_large_span_and_says_how_many_it_holds(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from host.memory.rewrite import SWITCH
-from host.runs.memory_service import exchange_since, may_rewrite, run_exchange, run_lines
+from host.runs.memory_service import exchange_since, may_rewrite, may_summarise, run_exchange, run_lines
 from host.store.transcript import Transcript
 from protocol.models.agents import ModelSettings
 
@@ -43,3 +43,11 @@ def test_a_recall_question_is_rewritten_by_a_remote_model_never_by_the_embedded_
     assert may_rewrite(remote, {}) and may_rewrite(ModelSettings(provider="scripted"), {SWITCH: "on"})
     assert not may_rewrite(local, {}), "the embedded model is never asked"
     assert not may_rewrite(remote, {SWITCH: "off"})
+
+
+def test_summaries_of_old_log_entries_are_written_by_a_remote_model_never_the_embedded_or_a_scripted_one() -> None:
+    """Issue 24: the embedded model is too small for them, and a scripted one answers by rule."""
+    assert may_summarise(ModelSettings(provider="openai", name="m"))
+    assert may_summarise(ModelSettings(provider="anthropic", name="m"))
+    assert not may_summarise(ModelSettings(provider="local")), "the embedded model is never asked"
+    assert not may_summarise(ModelSettings(provider="scripted"))
