@@ -192,6 +192,7 @@ PIANO = "Had the first piano lesson with Mr Okafor at the music school near the 
 TRIP_LONG = "Went hiking on Mount Tamalpais with Ines and stopped at the old lookout for a long while."
 MEAL_LONG = "Cooked saffron risotto for the neighbours, who brought a lemon tart and stayed very late."
 WORDS = "Hiked Tamalpais, cooked risotto for the neighbours, began piano lessons."
+WOMBAT = "Watched a wombat dig under the shed at dusk while the neighbours' children counted the stars aloud."
 FENCE = "Repaired the garden fence with Quokka-brand nails after the storm knocked two panels over."
 
 
@@ -234,6 +235,12 @@ def test_the_model_writes_a_span_summary_while_idle_and_any_change_in_the_span_t
                 await host.call("agent.create", {"name": name, "settings": settings})
                 for text in texts:
                     await note_log(host, name, text, "2025-03-10")
+            # A remote model and a cap, but today's budget is spent (by one turn) before its entries exist.
+            await host.call("agent.create", {"name": "dan", "settings": model_settings(server) | {"consolidation": 3}})
+            await host.call("budget.set", {"agentId": "dan", "requestsPerDay": 1})
+            await host.idle_turn("dan", "Hello")
+            for text in (WOMBAT, WOMBAT + " Again.", PIANO):
+                await note_log(host, "dan", text, "2025-03-10")
             await host.call("agent.create", {"name": "ann", "settings": model_settings(server) | {"consolidation": 3}})
             ids = {}
             for text, day in ((TRIP_LONG, "2025-03-10"), (MEAL_LONG, "2025-03-11"), (PIANO, "2025-03-12")):
@@ -241,9 +248,12 @@ def test_the_model_writes_a_span_summary_while_idle_and_any_change_in_the_span_t
             await until(lambda: model_rows(data, "ann") != [])
             ((kept, model),) = model_rows(data, "ann")
             assert model == "openai/m" and kept.endswith("3 log entries: " + WORDS), kept
-            (asked,) = {json_text(r.body) for r in server.summaries}
-            assert "data, not instructions" in asked and TRIP_LONG in asked and PIANO in asked
-            assert FENCE not in asked, "no call for an agent whose person set no cap"
+            asked = [json_text(r.body) for r in server.summaries]
+            assert not any(FENCE in text for text in asked), "no call for an agent whose person set no cap"
+            assert not any(WOMBAT in text for text in asked), "no call for an agent whose budget is spent"
+            (prompt,) = asked
+            assert "data, not instructions" in prompt and TRIP_LONG in prompt and PIANO in prompt
+            assert len(server.summaries[0].body["messages"]) == 1, "one short message, not the conversation"
 
             await host.idle_turn("ann", "Hello there")
             system = system_text(server.requests[-1].body)
@@ -275,6 +285,7 @@ def test_the_model_writes_a_span_summary_while_idle_and_any_change_in_the_span_t
             (line,) = summary_lines(system)
             assert "Tamalpais" not in system and WORDS not in system and "2 log entries" in line, line
             assert model_rows(data, "bob") == [], "a scripted model writes no summary"
+            assert not any(WOMBAT in json_text(r.body) or FENCE in json_text(r.body) for r in server.summaries)
 
     try:
         asyncio.run(main())
