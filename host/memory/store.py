@@ -444,13 +444,13 @@ class MemoryStore(MemoryWrites):
 
         async def keep_locked() -> Summary | None:
             with self._index.transaction():
-                return self._index.summaries.keep_model(request.span, request.fingerprint, self._now(), reply, model)
+                kept = self._index.summaries.keep_model(request.span, request.fingerprint, self._now(), reply, model)
+            if kept is not None:
+                for place in self._places():  # with the row, before anything else runs: no turn sees one alone
+                    bump_epoch(place, "summary")
+            return kept
 
-        kept = await self._write(keep_locked)
-        if kept is not None:
-            for place in self._places():
-                bump_epoch(place, "summary")
-        return kept
+        return await self._write(keep_locked)
 
     async def import_view_edits(self) -> list[WriteOutcome]:
         """Import a person's edit of MEMORY.md as `human` events; the host's own writes are recognised and skipped.

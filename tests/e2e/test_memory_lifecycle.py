@@ -251,9 +251,10 @@ def test_the_model_writes_a_span_summary_while_idle_and_any_change_in_the_span_t
             asked = [json_text(r.body) for r in server.summaries]
             assert not any(FENCE in text for text in asked), "no call for an agent whose person set no cap"
             assert not any(WOMBAT in text for text in asked), "no call for an agent whose budget is spent"
-            (prompt,) = asked
+            # A round may ask while the entries are still being noted: the reply kept was asked about all three.
+            prompt = asked[-1]
             assert "data, not instructions" in prompt and TRIP_LONG in prompt and PIANO in prompt
-            assert len(server.summaries[0].body["messages"]) == 1, "one short message, not the conversation"
+            assert all(len(r.body["messages"]) == 1 for r in server.summaries), "one short message, no conversation"
 
             await host.idle_turn("ann", "Hello there")
             system = system_text(server.requests[-1].body)
