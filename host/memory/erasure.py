@@ -7,7 +7,9 @@ meanwhile runs with the append. After the fold: MEMORY.md is rendered again, tor
 and frozen prompts are scrubbed, a last pass takes what turns appended meanwhile (and starts yet another
 epoch if it found any), then the ledger loses the content and the index is replaced by a compacted copy.
 Every file step runs in the memory's disk worker; the loop folds and swaps the index in. An erase a crash
-cuts short is finished when the memory opens (`leftover`): the ledger still holds the text until the end.
+cuts short is finished when the memory opens (`leftover`): the ledger still holds the text until the end,
+and the frozen prompts are dropped whole, since a model's summary line about the entry (which the erase took
+out by its own text) is gone from the index by then.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Erasure:
         scrub: TextScrub,
         *,
         conversation: bool = False,
+        drop_frozen: bool = False,
     ) -> None:
         self._ledger = ledger
         self._index = index
@@ -80,6 +83,7 @@ class Erasure:
         self._places = tuple(places)
         self.scrub = scrub
         self.conversation = conversation
+        self._drop_frozen = drop_frozen
         self._passes = _Passes()
         self.elsewhere = 0  # conversation messages scrubbed outside these places (a host hook's count)
 
@@ -87,7 +91,7 @@ class Erasure:
     async def leftover(cls, ledger: Ledger, index: MemoryIndex, disk: DiskWork, places: Sequence[Path]) -> Erasure:
         """The erasure of whatever erased content the ledger still holds (a crash cut an erase short)."""
         texts = await disk(lambda: tuple(r.text for r in _holding(ledger) if r.is_fact and r.text))
-        return cls(ledger, index, disk, places, TextScrub(texts))
+        return cls(ledger, index, disk, places, TextScrub(texts), drop_frozen=bool(texts))
 
     @property
     def report(self) -> ErasureReport:
@@ -124,8 +128,9 @@ class Erasure:
         await refresh_view()  # first: a view it keeps aside (an edit made before the erase) is scrubbed below
         late = self._passes.derived + self._passes.scrubbed
         await self._disk(self._last_pass)
-        if self._passes.derived + self._passes.scrubbed != late:
+        if self._passes.derived + self._passes.scrubbed != late or self._drop_frozen:
             # A reply recorded after the fold held the text: whatever a turn kept of it belongs to an old epoch.
+            # (Or the erase was cut short: a summary line in other words may be left that no text finds.)
             for place in self._places:
                 bump_epoch(place, "erase")
         doomed = await self._disk(lambda: _erase_from_ledger(self._ledger))

@@ -8,11 +8,16 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
-from host.memory import Evidence, MemoryHub, MemoryStore
+import pytest
+
+from host.memory import Evidence, MemoryHub, MemoryStore, erasure
 from host.memory.model_summaries import SUMMARY_MARK, summary_prompt, write_model_summaries
 from host.memory.summaries import SUMMARY_BYTES, Span, model_summary_text
 from host.memory.upkeep import run_upkeep
+from host.prompt.cache import CACHE_FILE, assemble_prompt
+from host.prompt.identity import AgentIdentity
 from tests.host.memory.conftest import FakeClock
 
 USER = Evidence("user")
@@ -115,6 +120,36 @@ def test_an_erase_in_the_span_leaves_no_byte_of_the_entry_or_its_model_summary_i
     asyncio.run(main())
     store.close()
     assert b"Tamalpais" not in (store.memory_dir / "index.sqlite").read_bytes()
+
+
+def test_an_erase_cut_short_before_the_frozen_prompt_was_scrubbed_leaves_no_model_line_there(
+    agent_dir: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = agent_dir / CACHE_FILE
+
+    async def main() -> None:
+        store = MemoryStore(agent_dir, clock=clock)
+        ids = await _old_entries(store, clock)
+        await write_model_summaries(store, Model("Hiked Tamalpais, cooked risotto, took a piano lesson."), 3)
+        assert "Tamalpais" in assemble_prompt(agent_dir, AgentIdentity("ada", "Ada"), [], store, "").system
+        real_scrub = erasure.scrub_file
+
+        def crash_at_the_frozen_prompt(path: Path, *args: Any, **kwargs: Any) -> Any:
+            if path.name == CACHE_FILE:
+                raise OSError("power cut")
+            return real_scrub(path, *args, **kwargs)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(erasure, "scrub_file", crash_at_the_frozen_prompt)
+            with pytest.raises(OSError):
+                await store.erase(ids[TRIP])
+        store.close()
+        assert b"Tamalpais" in cache.read_bytes(), "the crash left the model's line in the frozen prompt"
+        with MemoryStore(agent_dir, clock=clock) as reopened:
+            assert b"Tamalpais" not in cache.read_bytes()
+            assert "Tamalpais" not in assemble_prompt(agent_dir, AgentIdentity("ada", "Ada"), [], reopened, "").system
+
+    asyncio.run(main())
 
 
 def test_a_reply_that_arrives_after_a_change_to_the_span_is_not_kept(store: MemoryStore, clock: FakeClock) -> None:
