@@ -11,7 +11,6 @@ those it was asked about (`keep_model`, by their fingerprint); it is dropped by 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -39,6 +38,8 @@ CREATE TABLE IF NOT EXISTS summaries(
 CREATE INDEX IF NOT EXISTS summaries_range ON summaries(start, end);
 """
 
+# The planner would walk every standing fact (facts_standing) for a span's few days; the day index reads only them.
+_SPAN_ROWS = "facts INDEXED BY facts_log_day"
 # A log entry with a key is a standing slot, shown as a fact (conflicts are found among them), never summarised.
 _IN_SPAN = (
     f"{_LOG} AND key IS NULL AND text IS NOT NULL AND {_DAY} >= :a AND {_DAY} < :b "
@@ -101,17 +102,22 @@ class LogSummaries:
 
     def covered(self, span: Span, instant: str) -> list[str]:
         """The ids of the standing log entries a span's summary covers, in date order (its citations)."""
-        sql = f"SELECT id FROM facts WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
+        sql = f"SELECT id FROM {_SPAN_ROWS} WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
         return [str(r[0]) for r in self._db.execute(sql, self._bounds(span, instant))]
 
     def _bounds(self, span: Span, instant: str) -> dict[str, str]:
         return {"a": day_instant(span.start), "b": day_instant(span.end), "t": instant}
 
     def fingerprint(self, span: Span, instant: str) -> str:
-        """What a span's standing entries are now (each one's seq and last change): any change to them changes it."""
-        sql = f"SELECT seq, changed_seq FROM facts WHERE {_IN_SPAN} ORDER BY seq"
-        rows = self._db.execute(sql, self._bounds(span, instant))
-        return hashlib.sha256(",".join(f"{seq}:{changed}" for seq, changed in rows).encode()).hexdigest()
+        """What a span's standing entries are now: any change to them changes it.
+
+        Every change to an entry gives it (or the entry that replaces it) the new record's seq as its last
+        change, the highest there is, and an entry that leaves changes the count or the sum of seqs; so the
+        count, the sum of the seqs and the newest last change name the entries (read in one aggregate).
+        """
+        sql = f"SELECT count(*), total(seq), max(changed_seq) FROM {_SPAN_ROWS} WHERE {_IN_SPAN}"
+        count, seqs, newest = self._db.execute(sql, self._bounds(span, instant)).fetchone()
+        return f"{count}:{int(seqs)}:{newest}"
 
     def sample(self, span: Span, instant: str, count: int) -> list[Fact]:
         """Up to `count` of a span's standing entries, spread over it, in date order."""
@@ -122,7 +128,7 @@ class LogSummaries:
         when its entries are still the ones `fingerprint` names; None when they changed (or no words are left)."""
         if self.fingerprint(span, instant) != fingerprint:
             return None
-        count = len(self._seqs(span, instant))
+        count = int(fingerprint.split(":", 1)[0])
         text = model_summary_text(span, count, reply)
         if text is None or not count:
             return None
@@ -137,7 +143,7 @@ class LogSummaries:
         return sorted({str(r[0]) for day in days for r in self._db.execute(sql, (day, day))})
 
     def _seqs(self, span: Span, instant: str) -> list[int]:
-        sql = f"SELECT seq FROM facts WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
+        sql = f"SELECT seq FROM {_SPAN_ROWS} WHERE {_IN_SPAN} ORDER BY {_DAY}, seq"
         return [int(r[0]) for r in self._db.execute(sql, self._bounds(span, instant))]
 
     def _samples(self, seqs: Sequence[int], count: int) -> list[Fact]:
