@@ -152,16 +152,28 @@ def test_an_erase_cut_short_before_the_frozen_prompt_was_scrubbed_leaves_no_mode
     asyncio.run(main())
 
 
-def test_a_reply_that_arrives_after_a_change_to_the_span_is_not_kept(store: MemoryStore, clock: FakeClock) -> None:
+@pytest.mark.parametrize("change", ["correct", "retract", "erase", "retract one, add one"])
+def test_a_reply_that_arrives_after_a_change_to_the_span_is_not_kept(
+    store: MemoryStore, clock: FakeClock, change: str
+) -> None:
     async def main() -> None:
         ids = await _old_entries(store, clock)
 
         async def meanwhile() -> None:
-            await store.correct(ids[MEAL], "Cooked a mushroom risotto for the neighbours.", evidence=USER)
+            if change == "correct":
+                await store.correct(ids[MEAL], "Cooked a mushroom risotto for the neighbours.", evidence=USER)
+            elif change == "erase":
+                await store.erase(ids[MEAL])
+            else:
+                await store.retract(ids[MEAL], evidence=USER)
+            if change == "retract one, add one":  # the count is as it was
+                await store.note(
+                    "Cooked dal for the neighbours.", evidence=USER, tier="log", valid_from=_day(clock, 40)
+                )
 
         assert await write_model_summaries(store, Model(WORDS, before=meanwhile), 3) == []
         line = _summary_line(store)
-        assert WORDS not in line and "3 log entries" in line
+        assert WORDS not in line and "log entries: [" in line
         assert _model_rows(store.memory_dir / "index.sqlite") == []
 
     asyncio.run(main())
