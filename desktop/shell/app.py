@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
@@ -224,7 +225,14 @@ class HearthApp(App[None]):
         self._settled()
 
     def on_host_event(self, event: HostEvent) -> None:
-        method, params = event.method, event.params
+        try:
+            self._host_event(event.method, event.params)
+        except NoMatches:
+            if self.screen_stack and self.screen_stack[0].query("#host-status"):
+                raise  # the main widgets stand: a real fault
+            # An event that came before the main widgets were composed, or as the app closed: nothing shows it.
+
+    def _host_event(self, method: str, params: dict[str, Any]) -> None:
         agent_id = params.get("agentId")
         if method == "agent.updated" and isinstance(agent_id, str):
             self._agent_updated(agent_id, params.get("agent"))

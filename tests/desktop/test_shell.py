@@ -22,6 +22,7 @@ from desktop.shell.chat_view import ChatView
 from desktop.shell.dialogs import TextDialog
 from desktop.shell.entries import ApprovalPrompt, Notice, ReplyEntry, ToolEntry, UserEntry
 from desktop.shell.memory_view import MemoryView
+from desktop.shell.session import HostEvent
 from tests.desktop.pilot import TOOLS, type_text, until
 from tests.support.host_process import HostProcess, scripted_model
 
@@ -71,6 +72,28 @@ def test_a_first_run_gets_an_assistant_and_a_person_creates_another_agent(tmp_pa
                 assert names == [("assistant", "Assistant", "local"), ("field-notes", "Field Notes", "local")]
                 options = app.query_one("#agents", OptionList)
                 assert options.option_count == 2 and "Field Notes" in str(options.get_option_at_index(1).prompt)
+
+    asyncio.run(main())
+
+
+def test_a_host_event_that_comes_as_the_shell_closes_is_let_go(tmp_path: Path) -> None:
+    """A host event reaching the shell while its widgets were being taken down (as it closed) ended the app with
+    NoMatches; while the widgets stand, a missing one is still a fault."""
+
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            app = HearthApp(tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await until(
+                    pilot, lambda: app.session.connected and "host:" in str(app.query_one("#host-status").render())
+                )
+                app.on_host_event(HostEvent("kernel.up", {}))  # the widgets stand: shown
+                assert "ready" in str(app.query_one("#host-status").render())
+                await app.screen.query("*").remove()  # what closing does to the main screen
+                app.on_host_event(HostEvent("kernel.down", {}))
+                app.on_host_event(HostEvent("model.status", {"state": "failed", "error": "gone"}))
+                assert app.kernel == "down", "the state is kept; there is nothing to show it in"
+            assert (await host.call("ping")) == {}
 
     asyncio.run(main())
 
