@@ -222,9 +222,9 @@ class KnowledgeReadArgs(Params):
 
 
 class SuggestDocumentArgs(Params):
-    """Suggest that the user admit a file or folder to your documents, so that knowledge_search can find it
-    later. Nothing is read, opened or checked now: the user sees the path and your reason and decides. Give
-    the absolute path and a short reason; tell the user what you suggested and why."""
+    """Suggest that the user admit a file or folder to your documents, so that you can search it later.
+    Nothing is read, opened or checked now: the user sees the path and your reason and decides. Give the
+    absolute path and a short reason; tell the user what you suggested and why."""
 
     path: str = Field(min_length=1, max_length=MAX_SUGGESTED_PATH, description="The absolute path to suggest.")
     reason: str = Field(
