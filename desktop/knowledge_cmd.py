@@ -18,7 +18,7 @@ from typing import Any
 
 from desktop.client import connect_host, run_command
 from desktop.names import require_agent
-from desktop.tables import one_line, print_json, print_table
+from desktop.tables import one_line, plain_line, print_json, print_table
 from protocol.dispatch import Router
 from protocol.models.knowledge import MAX_SUGGESTED_PATH, MAX_SUGGESTION_REASON, KnowledgeProgressEvent
 from protocol.peer import JsonRpcPeer
@@ -158,18 +158,13 @@ async def _search(peer: JsonRpcPeer, command: KnowledgeCommand, owner: dict[str,
     return 0
 
 
-def _shown(text: str, limit: int) -> str:
-    """An agent's words on one line, with no control character to move the terminal."""
-    return one_line("".join(c if c.isprintable() else " " for c in text), limit)
-
-
 def _print_suggestions(result: dict[str, Any]) -> None:
     # Not a table: a person needs the whole path and reason to decide, however long.
     if not result["suggestions"]:
         print("(no suggestion waiting)")
     for s in result["suggestions"]:
-        print(f"{s['suggestionId']}  {s['suggestedAt']}  {_shown(s['path'], MAX_SUGGESTED_PATH)}")
-        print(f"   why: {_shown(s['reason'], MAX_SUGGESTION_REASON)}")
+        print(f"{s['suggestionId']}  {s['suggestedAt']}  {plain_line(s['path'], MAX_SUGGESTED_PATH)}")
+        print(f"   why: {plain_line(s['reason'], MAX_SUGGESTION_REASON)}")
     if result["suggestions"]:
         print("accept ID admits it (with add's checks); decline ID drops it")
 
