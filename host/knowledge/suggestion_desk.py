@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from host.errors import HostError
+from host.knowledge.errors import SuggestionNotFoundError
 from host.knowledge.suggestions import Suggestion, SuggestionStore
 from host.knowledge.wire import suggestion_model
 from host.runs.host_tools import ArgumentsError, HostCall, parse_arguments, tool_spec
@@ -56,7 +57,10 @@ class SuggestionDesk:
         """
         suggestion = await asyncio.to_thread(self.store.get, agent_id, suggestion_id)
         admitted = await admit(suggestion.path)
-        await asyncio.to_thread(self.store.remove, agent_id, suggestion_id)
+        try:
+            await asyncio.to_thread(self.store.remove, agent_id, suggestion_id)
+        except SuggestionNotFoundError:  # decided meanwhile by another client: the admission still stands
+            pass
         return admitted
 
     async def decline(self, agent_id: str, suggestion_id: str) -> None:

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import INVALID_PARAMS, NOT_FOUND, JsonRpcError
+from protocol.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, JsonRpcError
 from tests.support.documents import write_corpus
 from tests.support.fake_model import ChatServer, call, calls, model_settings, say
 from tests.support.host_process import HostProcess
@@ -113,7 +113,7 @@ def test_a_suggested_document_is_not_admitted_until_a_person_accepts_it(tmp_path
     _run(main, server)
 
 
-def test_a_declined_suggestion_leaves_the_document_unadmitted(tmp_path: Path) -> None:
+def test_a_declined_suggestion_is_never_admitted_nor_is_one_accepted_while_knowledge_is_off(tmp_path: Path) -> None:
     note = _note(tmp_path / "garden")
     server = ChatServer()
 
@@ -123,6 +123,14 @@ def test_a_declined_suggestion_leaves_the_document_unadmitted(tmp_path: Path) ->
             await _suggest(host, server, str(note))
             [made] = await _pending(host)
             ref = {**ADA, "suggestionId": made["suggestionId"]}
+            # With knowledge off it is still listed, and accepting is refused as adding is.
+            await host.call("agent.update", {**ADA, "settings": {"knowledge": False}})
+            assert await _pending(host) == [made]
+            off = await _error(host, "knowledge.accept", ref)
+            added = await _error(host, "knowledge.add", {**ADA, "paths": [str(note)]})
+            assert (off.code, off.message) == (added.code, added.message) == (CONFLICT, added.message)
+            assert await _pending(host) == [made]
+            await host.call("agent.update", {**ADA, "settings": {"knowledge": True}})
             assert await host.call("knowledge.decline", ref) == {"declined": True}
             assert await _pending(host) == []
             assert (await host.call("knowledge.list", ADA))["sources"] == []
@@ -183,5 +191,12 @@ def test_with_knowledge_off_the_agent_is_not_offered_suggest_document(tmp_path: 
             server.script(call("suggest_document", {"path": str(note), "reason": "why"}), say("I could not."))
             await host.idle_turn("ada", "Suggest my lilies note.")
             assert await _pending(host) == []
+            # A Work run is offered no suggest_document: a suggestion is an agent's own.
+            work = await host.call("work.create", {"name": "Launch", "members": ["bo"]})
+            server.script(say("on it"))
+            sent = await host.call("work.dispatch", {"workId": work["workId"], "agentId": "bo", "instruction": "go"})
+            done = await host.wait_for("agent.ended", lambda p: p["runId"] == sent["runId"])
+            assert done["reason"] == "idle"
+            assert "suggest_document" not in tool_names(server.chats()[-1])
 
     _run(main, server)
