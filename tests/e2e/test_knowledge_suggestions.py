@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, JsonRpcError
+from protocol.models.knowledge import MAX_SUGGESTED_PATH, MAX_SUGGESTION_REASON
 from tests.support.documents import write_corpus
 from tests.support.fake_model import ChatServer, call, calls, model_settings, say
 from tests.support.host_process import HostProcess
@@ -162,6 +163,17 @@ def test_a_suggestion_add_would_refuse_is_refused_at_accept_with_adds_error_and_
                     (accepted.code, accepted.message) == (added.code, added.message) == (INVALID_PARAMS, added.message)
                 )
             assert await _pending(host) == pending  # a refused path stays for the person to decline
+            # Past the bounds of path and reason the tool refuses, and keeps nothing.
+            server.script(
+                calls(
+                    ("suggest_document", {"path": "/" + "p" * MAX_SUGGESTED_PATH, "reason": "long"}),
+                    ("suggest_document", {"path": "/short.md", "reason": "r" * (MAX_SUGGESTION_REASON + 1)}),
+                ),
+                say("Too long."),
+            )
+            await host.idle_turn("ada", "Suggest more.")
+            assert all(r.startswith("Not suggested: ") for r in tool_results(server.chats()[-1])[-2:])
+            assert await _pending(host) == pending
             assert (await host.call("knowledge.list", ADA))["sources"] == []
             assert await host.call("knowledge.suggestions", {"agentId": "bo"}) == {"suggestions": []}
             # Another agent cannot take ada's suggestion as its own.
