@@ -1,8 +1,10 @@
-"""`hearth knowledge AGENT ...`: a person admits, lists, pauses, removes and searches an agent's documents.
+"""`hearth knowledge AGENT ...`: a person admits, lists, pauses, removes and searches an agent's documents,
+and accepts or declines the documents the agent suggested.
 
-It speaks only the wire (`knowledge.*` through the running host). `add` waits until what it admitted is
-read, printing progress to stderr (`--no-wait` returns at once); `search` prints each hit's citation, its
-headings and why it matched. `--work` names a Work instead of an agent. `--json` prints what the host said.
+It speaks only the wire (`knowledge.*` through the running host). `add` (and `accept`) waits until what it
+admitted is read, printing progress to stderr (`--no-wait` returns at once); `search` prints each hit's
+citation, its headings and why it matched. `--work` names a Work instead of an agent (a Work has no
+suggestions). `--json` prints what the host said.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from typing import Any
 
 from desktop.client import connect_host, run_command
 from desktop.names import require_agent
-from desktop.tables import one_line, print_json, print_table
+from desktop.tables import one_line, plain_line, print_json, print_table
 from protocol.dispatch import Router
-from protocol.models.knowledge import KnowledgeProgressEvent
+from protocol.models.knowledge import MAX_SUGGESTED_PATH, MAX_SUGGESTION_REASON, KnowledgeProgressEvent
 from protocol.peer import JsonRpcPeer
 
 __all__ = ["KNOWLEDGE_ACTIONS", "KnowledgeCommand", "run_knowledge_command", "describe_match", "already_admitted"]
 
-KNOWLEDGE_ACTIONS = ("add", "list", "remove", "pause", "resume", "search")
+KNOWLEDGE_ACTIONS = ("add", "list", "remove", "pause", "resume", "search", "suggestions", "accept", "decline")
 SOURCE_HEADERS = ["id", "state", "path", "files", "chunks", "by meaning", "failed"]
 
 
@@ -36,6 +38,7 @@ class KnowledgeCommand:
     paths: list[str] = field(default_factory=list)
     pattern: str | None = None
     source_id: str | None = None
+    suggestion_id: str | None = None
     query: str = ""
     limit: int = 8
     wait: bool = True
@@ -109,7 +112,19 @@ async def _owner(peer: JsonRpcPeer, command: KnowledgeCommand) -> dict[str, str]
 async def _add(peer: JsonRpcPeer, command: KnowledgeCommand, owner: dict[str, str], progress: _Progress) -> int:
     paths = [os.path.abspath(os.path.expanduser(p)) for p in command.paths]
     params: dict[str, Any] = {**owner, "paths": paths, **({"pattern": command.pattern} if command.pattern else {})}
-    result = await peer.request("knowledge.add", params)
+    return await _admitted(peer, command, owner, progress, "knowledge.add", params)
+
+
+async def _admitted(
+    peer: JsonRpcPeer,
+    command: KnowledgeCommand,
+    owner: dict[str, str],
+    progress: _Progress,
+    method: str,
+    params: dict[str, Any],
+) -> int:
+    """Send an admitting `method` (`knowledge.add` or `knowledge.accept`), wait until it is read, print it."""
+    result = await peer.request(method, params)
     if command.wait:
         while True:
             progress.idle.clear()  # before the listing: an idle report after it is not missed
@@ -143,6 +158,39 @@ async def _search(peer: JsonRpcPeer, command: KnowledgeCommand, owner: dict[str,
     return 0
 
 
+def _print_suggestions(result: dict[str, Any]) -> None:
+    # Not a table: a person needs the whole path and reason to decide, however long.
+    if not result["suggestions"]:
+        print("(no suggestion waiting)")
+    for s in result["suggestions"]:
+        print(f"{s['suggestionId']}  {s['suggestedAt']}  {plain_line(s['path'], MAX_SUGGESTED_PATH)}")
+        print(f"   why: {plain_line(s['reason'], MAX_SUGGESTION_REASON)}")
+    if result["suggestions"]:
+        print("accept ID admits it (with add's checks); decline ID drops it")
+
+
+async def _suggestions(peer: JsonRpcPeer, command: KnowledgeCommand, owner: dict[str, str], progress: _Progress) -> int:
+    if command.work:
+        print("hearth: a Work has no suggestions; name the agent that made them", file=sys.stderr)
+        return 2
+    if command.action == "suggestions":
+        result = await peer.request("knowledge.suggestions", owner)
+        if command.as_json:
+            print_json(result)
+        else:
+            _print_suggestions(result)
+        return 0
+    ref = {**owner, "suggestionId": command.suggestion_id}
+    if command.action == "accept":
+        return await _admitted(peer, command, owner, progress, "knowledge.accept", ref)
+    declined = await peer.request("knowledge.decline", ref)
+    if command.as_json:
+        print_json(declined)
+    else:
+        print(f"declined {command.suggestion_id}: nothing was admitted")
+    return 0
+
+
 async def _run(command: KnowledgeCommand) -> int:
     router = Router()
     progress = _Progress({})
@@ -154,6 +202,8 @@ async def _run(command: KnowledgeCommand) -> int:
             return await _add(peer, command, owner, progress)
         if command.action == "search":
             return await _search(peer, command, owner)
+        if command.action in ("suggestions", "accept", "decline"):
+            return await _suggestions(peer, command, owner, progress)
         if command.action == "list":
             listing = await peer.request("knowledge.list", owner)
             if command.as_json:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["render_table", "print_table", "print_json", "one_line"]
+__all__ = ["render_table", "print_table", "print_json", "one_line", "plain_line"]
 
 MAX_CELL = 72
 
@@ -19,6 +19,13 @@ def one_line(value: object, limit: int = MAX_CELL) -> str:
     """`value` as one line of at most `limit` characters."""
     text = "" if value is None else " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plain_line(value: object, limit: int = MAX_CELL) -> str:
+    """`one_line`, with every control character blanked first: for words an agent wrote, which must not move
+    the terminal."""
+    text = "" if value is None else str(value)
+    return one_line("".join(c if c.isprintable() else " " for c in text), limit)
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

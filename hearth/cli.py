@@ -144,6 +144,7 @@ def _knowledge(args: argparse.Namespace) -> int:
             paths=getattr(args, "paths", []),
             pattern=getattr(args, "pattern", None),
             source_id=getattr(args, "source_id", None),
+            suggestion_id=getattr(args, "suggestion_id", None),
             query=" ".join(getattr(args, "query", [])),
             limit=getattr(args, "limit", 8),
             wait=not getattr(args, "no_wait", False),
@@ -348,7 +349,8 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _add_knowledge(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     knowledge = commands.add_parser(
         "knowledge",
-        help="The documents an agent works from: hearth knowledge AGENT add|list|remove|pause|resume|search",
+        help="The documents an agent works from: hearth knowledge AGENT "
+        "add|list|remove|pause|resume|search|suggestions|accept|decline",
     )
     _common(knowledge)
     knowledge.add_argument("owner", metavar="AGENT", help="the agent's id or name (with --work, a Work's id)")
@@ -374,6 +376,13 @@ def _add_knowledge(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     search = action("search", "Search the documents as the agent would, and see why each passage matched.")
     search.add_argument("query", nargs="+")
     search.add_argument("--limit", type=int, default=8)
+    action("suggestions", "The documents the agent suggested, waiting for your yes or no.")
+    accept = action("accept", "Admit a suggested document, with the same checks as add.")
+    accept.add_argument("suggestion_id", metavar="SUGGESTION")
+    accept.add_argument("--no-wait", action="store_true", help="return at once instead of waiting until it is read")
+    action("decline", "Decline a suggested document: nothing is admitted.").add_argument(
+        "suggestion_id", metavar="SUGGESTION"
+    )
 
 
 def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

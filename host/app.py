@@ -26,6 +26,8 @@ from host.connections import Connection, ConnectionHub
 from host.errors import HostError
 from host.idle import wait_until_idle
 from host.knowledge import KnowledgeHub, KnowledgeStatus, Owner
+from host.knowledge.suggestion_desk import SuggestDocumentTool, SuggestionDesk
+from host.knowledge.suggestions import SuggestionStore
 from host.knowledge.tools import KnowledgeTools
 from host.knowledge.wire import progress_event
 from host.listener import SocketListener
@@ -181,6 +183,8 @@ class HostServer:
         self.budgets.per_request.append(self.chains.count)
         self.knowledge = KnowledgeHub(config.data_dir, self._knowledge_on, self._knowledge_progress)
         self.host_tools.providers.append(KnowledgeTools(self.knowledge))
+        self.suggestions = SuggestionDesk(SuggestionStore(config.data_dir), self.notify)
+        self.host_tools.providers.append(SuggestDocumentTool(self.suggestions))
         self.agents.after_settings.append(self._knowledge_settings)
         self.agents.before_delete.append(lambda agent_id: self.knowledge.deactivate(Owner("agent", agent_id)))
         self.together.connect(
@@ -234,7 +238,7 @@ class HostServer:
         register_work_methods(self.table, self.together.work_service)
         register_secrets_methods(self.table, self.secrets)
         register_memory_methods(self.table, self.hub, self.memory.evidence_line)
-        register_knowledge_methods(self.table, self.knowledge, self._knowledge_owner)
+        register_knowledge_methods(self.table, self.knowledge, self._knowledge_owner, self.suggestions)
         register_proposal_methods(self.table, self.hub, self.store)
         self.together.work_service.before_delete.append(lambda w: self.knowledge.deactivate(Owner("work", w)))
         archives = ArchiveService(self.store, self.hub, SigningKey(config.data_dir), self.agents, self.knowledge)

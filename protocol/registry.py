@@ -12,7 +12,7 @@ from protocol.models import agents, host, kernel, mcp, warmup
 from protocol.models.agent_dir import AGENT_DIR_METHODS
 from protocol.models.archive import ARCHIVE_METHODS
 from protocol.models.base import Empty, EmptyParams
-from protocol.models.knowledge import KNOWLEDGE_EVENTS, KNOWLEDGE_METHODS, KNOWLEDGE_TOOLS
+from protocol.models.knowledge import KNOWLEDGE_EVENTS, KNOWLEDGE_METHODS, KNOWLEDGE_TOOLS, SUGGESTION_TOOLS
 from protocol.models.memory import MEMORY_EVENTS, MEMORY_METHODS
 from protocol.models.proposals import PROPOSAL_METHODS
 from protocol.models.schedules import SCHEDULE_EVENTS, SCHEDULE_METHODS, SCHEDULE_TOOLS
@@ -33,7 +33,13 @@ __all__ = [
 
 Method = tuple[type[BaseModel], type[BaseModel]]
 
-HOST_TOOLS: dict[str, type[BaseModel]] = {**TOGETHER_TOOLS, **SCHEDULE_TOOLS, **KNOWLEDGE_TOOLS, **HISTORY_TOOLS}
+HOST_TOOLS: dict[str, type[BaseModel]] = {
+    **TOGETHER_TOOLS,
+    **SCHEDULE_TOOLS,
+    **KNOWLEDGE_TOOLS,
+    **SUGGESTION_TOOLS,
+    **HISTORY_TOOLS,
+}
 """Every host-executed tool whose arguments are a wire model, by its exact name."""
 
 HOST_METHODS: dict[str, Method] = {

@@ -267,6 +267,11 @@ class HearthApp(App[None]):
                 self.notify(f"{count} fact(s) wait for your review (F4)", title="memory")
         elif method == "knowledge.progress":
             self.query_one("#knowledge-view", KnowledgeView).progress(params)
+        elif method == "knowledge.suggested":
+            self.query_one("#knowledge-view", KnowledgeView).suggested(params)
+            who = params["suggestion"]["agentId"]
+            name = self.agents[who].info.name if who in self.agents else who
+            self.notify(f"{name} suggested a document; you decide in its Knowledge view (F9)", title="knowledge")
         elif method == "mcp.status" and agent_id == self.current:
             self.query_one("#chat-view", ChatView).host_event(method, params)
         elif method in ("work.updated", "work.event"):

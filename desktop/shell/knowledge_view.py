@@ -1,10 +1,13 @@
 """An agent's or a Work's knowledge as a person keeps it: the admitted sources with their state and counts,
 the files that could not be read (and why), a search box whose results say why each passage matched, and the
-acts: admit a path, pause or resume a source, remove one (after a confirmation).
+acts: admit a path, pause or resume a source, remove one (after a confirmation). An agent's pending document
+suggestions are listed under its sources: `a` admits the highlighted one (after a confirmation that shows its
+path and the agent's reason), `x` declines it. A Work has none.
 
 The view shows one owner at a time (its title says whose) and every call names that owner only, so an agent's
 sources and a Work's never mix. Every read and act is a host call made in a worker; a `knowledge.progress`
-event of the owner on show refreshes the sources.
+event of the owner on show refreshes the sources, a `knowledge.suggested` one of the agent on show its
+suggestions. What an agent wrote (a path, a reason) is shown as plain text, never as markup.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,6 +27,7 @@ from textual.widgets import DataTable, Input, Static
 
 from desktop.knowledge_cmd import already_admitted, describe_match
 from desktop.shell.dialogs import ConfirmDialog, TextDialog
+from desktop.tables import plain_line
 from protocol.errors import JsonRpcError
 
 __all__ = ["KnowledgeView", "KnowledgeOwner"]
@@ -70,6 +76,8 @@ class KnowledgeView(Vertical):
         Binding("ctrl+o", "admit", "Admit"),
         Binding("p", "pause", "Pause/resume"),
         Binding("d", "remove", "Remove"),
+        Binding("a", "accept", "Accept suggestion"),
+        Binding("x", "decline", "Decline suggestion"),
     ]
 
     def __init__(self, call: Call, **kwargs: Any) -> None:
@@ -78,11 +86,14 @@ class KnowledgeView(Vertical):
         self.owner: KnowledgeOwner | None = None
         self.sources: dict[str, dict[str, Any]] = {}
         self.hits: dict[str, dict[str, Any]] = {}
+        self.suggestions: dict[str, dict[str, Any]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("Select an agent, or a Work in the Works view (k), to see its knowledge.", id="knowledge-owner")
         yield Static("", id="knowledge-state")
         yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="suggestions-state")
+        yield DataTable(id="suggestions", cursor_type="row", zebra_stripes=True)
         yield Input(placeholder="search the documents (enter)", id="knowledge-query")
         yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="passage-box"):
@@ -91,12 +102,15 @@ class KnowledgeView(Vertical):
     def on_mount(self) -> None:
         self.query_one("#sources", DataTable).add_columns("id", "state", "path", "files", "chunks", "meaning", "failed")
         self.query_one("#hits", DataTable).add_columns("#", "where", "headings", "why")
+        self.query_one("#suggestions", DataTable).add_columns("suggestion", "path", "reason")
+        self._show_suggestions([])
 
     def show(self, owner: KnowledgeOwner) -> None:
         """Show `owner`'s knowledge: what another owner's left on screen goes first."""
         if owner != self.owner:
             self.sources = {}
             self.query_one("#sources", DataTable).clear()
+            self._show_suggestions([])
             self.query_one("#knowledge-state", Static).update("")
             self.query_one("#passage", Static).update("Highlight a source or a result to see it here.")
         self.owner = owner
@@ -104,6 +118,13 @@ class KnowledgeView(Vertical):
         self.hits = {}
         self.query_one("#hits", DataTable).clear()
         self.refresh_sources()
+        self.refresh_suggestions()
+
+    def suggested(self, event: dict[str, Any]) -> None:
+        """A `knowledge.suggested`: the suggestions are read again when they are the agent's on show."""
+        owner = self.owner
+        if owner is not None and owner.key == "agentId" and event["suggestion"]["agentId"] == owner.id:
+            self.refresh_suggestions()
 
     def progress(self, event: dict[str, Any]) -> None:
         """A base's `knowledge.progress`: the sources are read again when it is the base on show."""
@@ -144,6 +165,39 @@ class KnowledgeView(Vertical):
                 len(source["failed"]) or "",
                 key=source["sourceId"],
             )
+
+    @work(exclusive=True, group="knowledge-suggestions")
+    async def refresh_suggestions(self) -> None:
+        owner = self.owner
+        if owner is None or owner.key != "agentId":
+            self._show_suggestions([])
+            return
+        try:
+            found = await self._call("knowledge.suggestions", owner.params)
+        except JsonRpcError as exc:
+            if owner == self.owner:
+                self._show_suggestions([])
+                self.query_one("#suggestions-state", Static).update(Text(f"suggestions: {exc.message}"))
+            return
+        if owner == self.owner:
+            self._show_suggestions(found["suggestions"])
+
+    def _show_suggestions(self, suggestions: list[dict[str, Any]]) -> None:
+        """List the pending suggestions; the table is there only while one is."""
+        table = self.query_one("#suggestions", DataTable)
+        table.clear()
+        self.suggestions = {s["suggestionId"]: s for s in suggestions}
+        for s in suggestions:
+            path, reason = Text(plain_line(s["path"], 120)), Text(plain_line(s["reason"], 120))
+            table.add_row(s["suggestionId"], path, reason, key=s["suggestionId"])
+        table.display = bool(suggestions)
+        said = (
+            f"{len(suggestions)} document(s) suggested by {self.owner.name}, waiting for you: "
+            "a admits the highlighted one, x declines it"
+            if suggestions and self.owner is not None
+            else ""
+        )
+        self.query_one("#suggestions-state", Static).update(said)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "knowledge-query" and event.value.strip():
@@ -189,6 +243,10 @@ class KnowledgeView(Vertical):
             pattern = f" ({source['pattern']})" if source.get("pattern") else ""
             lines = [f"{source['path']}{pattern}: {source['state']}", f"added {source['addedAt']}", *failed]
             passage.update("\n".join(lines))
+        elif event.data_table.id == "suggestions" and key in self.suggestions:
+            s = self.suggestions[key]
+            lines = [f"suggested {s['suggestedAt']} in run {s['runId']}", s["path"], f"why: {s['reason']}"]
+            passage.update(Text("\n".join(plain_line(line, 5000) for line in lines)))
 
     def _selected_source(self) -> str | None:
         table = self.query_one("#sources", DataTable)
@@ -206,9 +264,10 @@ class KnowledgeView(Vertical):
         except JsonRpcError as exc:
             self.notify(exc.message, severity="error", title="knowledge")
             return
-        said = already_admitted(result) if method == "knowledge.add" else []
+        said = already_admitted(result) if method in ("knowledge.add", "knowledge.accept") else []
         self.notify("\n".join(said) or done, title="knowledge")
         self.refresh_sources()
+        self.refresh_suggestions()
 
     def action_admit(self) -> None:
         def admitted(path: str | None) -> None:
@@ -239,3 +298,31 @@ class KnowledgeView(Vertical):
 
         question = f"Remove {path}? Its text, chunks and vectors leave the disk; the files themselves stay."
         self.app.push_screen(ConfirmDialog(question, "Remove"), answered)
+
+    def _selected_suggestion(self) -> dict[str, Any] | None:
+        table = self.query_one("#suggestions", DataTable)
+        if not table.row_count:
+            return None
+        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        return self.suggestions.get(str(row_key.value))
+
+    def action_accept(self) -> None:
+        suggestion = self._selected_suggestion()
+        if suggestion is None or self.owner is None:
+            return
+        suggestion_id, path = suggestion["suggestionId"], plain_line(suggestion["path"], 4096)
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.act("knowledge.accept", {"suggestionId": suggestion_id}, f"admitted {path}; it is being read")
+
+        reason = plain_line(suggestion["reason"], 1000)
+        # The dialog's label reads markup: what the agent wrote is escaped so it shows as written.
+        question = f"Admit {escape(path)} for {escape(self.owner.name)}? It suggested it because: {escape(reason)}"
+        self.app.push_screen(ConfirmDialog(question, "Admit"), answered)
+
+    def action_decline(self) -> None:
+        suggestion = self._selected_suggestion()
+        if suggestion is not None:
+            path = plain_line(suggestion["path"], 200)
+            self.act("knowledge.decline", {"suggestionId": suggestion["suggestionId"]}, f"declined {path}")

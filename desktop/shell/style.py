@@ -27,6 +27,8 @@ ChatView { height: 1fr; }
 MemoryView { height: 1fr; }
 #facts { height: 2fr; }
 #story-box { height: 1fr; border-top: solid $primary-darken-2; padding: 0 1; }
+#suggestions-state { height: auto; padding: 0 1; color: $warning; }
+#suggestions { height: auto; max-height: 8; }
 #file-tree { width: 40; }
 #file-text { width: 1fr; }
 #works { width: 30; }

@@ -15,6 +15,8 @@ if typing.TYPE_CHECKING:
         KnowledgeOffError,
         OverlappingSourceError,
         SourceNotFoundError,
+        SuggestionNotFoundError,
+        TooManySuggestionsError,
     )
     from host.knowledge.hub import Admission, KnowledgeHub, KnowledgeStatus
     from host.knowledge.search import DEFAULT_KNOWLEDGE_RANKING, KnowledgeHit, KnowledgeRanking, search_chunks
@@ -32,6 +34,8 @@ __all__ = [
     "OverlappingSourceError",
     "Owner",
     "SourceNotFoundError",
+    "SuggestionNotFoundError",
+    "TooManySuggestionsError",
     "search_chunks",
 ]
 
@@ -39,7 +43,14 @@ _HOMES = {
     name: f"host.knowledge.{module}"
     for module, names in {
         "base": ("KnowledgeBase", "Owner"),
-        "errors": ("InadmissiblePathError", "KnowledgeOffError", "OverlappingSourceError", "SourceNotFoundError"),
+        "errors": (
+            "InadmissiblePathError",
+            "KnowledgeOffError",
+            "OverlappingSourceError",
+            "SourceNotFoundError",
+            "SuggestionNotFoundError",
+            "TooManySuggestionsError",
+        ),
         "hub": ("Admission", "KnowledgeHub", "KnowledgeStatus"),
         "search": ("DEFAULT_KNOWLEDGE_RANKING", "KnowledgeHit", "KnowledgeRanking", "search_chunks"),
     }.items()

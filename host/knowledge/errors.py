@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from host.errors import ConflictError, InvalidRequestError, NotFoundError
 
-__all__ = ["KnowledgeOffError", "SourceNotFoundError", "InadmissiblePathError", "OverlappingSourceError"]
+__all__ = [
+    "KnowledgeOffError",
+    "SourceNotFoundError",
+    "InadmissiblePathError",
+    "OverlappingSourceError",
+    "SuggestionNotFoundError",
+    "TooManySuggestionsError",
+]
 
 
 class KnowledgeOffError(ConflictError):
@@ -21,3 +28,11 @@ class InadmissiblePathError(InvalidRequestError):
 
 class OverlappingSourceError(InadmissiblePathError):
     """The path would read what an admitted source of the same base reads already; the message names it."""
+
+
+class SuggestionNotFoundError(NotFoundError):
+    """No pending document suggestion with that id for this agent (accepted, declined, or never made)."""
+
+
+class TooManySuggestionsError(ConflictError):
+    """The agent has as many suggestions waiting for a person as it may; it is told to wait."""

@@ -11,18 +11,28 @@ from host.knowledge.base import Owner
 from host.knowledge.hub import KnowledgeStatus
 from host.knowledge.search import KnowledgeHit
 from host.knowledge.store import ChunkRow, SourceRow
+from host.knowledge.suggestions import Suggestion
 from protocol.models.knowledge import (
     KnowledgeChunk,
     KnowledgeFailure,
     KnowledgeMatch,
     KnowledgeProgressEvent,
     KnowledgeSource,
+    KnowledgeSuggestion,
 )
 from protocol.models.knowledge import (
     KnowledgeHit as KnowledgeHitModel,
 )
 
-__all__ = ["citation", "chunk_model", "hit_model", "source_model", "owner_fields", "progress_event"]
+__all__ = [
+    "citation",
+    "chunk_model",
+    "hit_model",
+    "source_model",
+    "owner_fields",
+    "progress_event",
+    "suggestion_model",
+]
 
 
 def citation(chunk: ChunkRow) -> str:
@@ -95,4 +105,15 @@ def progress_event(status: KnowledgeStatus) -> KnowledgeProgressEvent:
             "embedded": status.embedded,
             "watching": status.watching,
         }
+    )
+
+
+def suggestion_model(suggestion: Suggestion) -> KnowledgeSuggestion:
+    return KnowledgeSuggestion(
+        suggestion_id=suggestion.suggestion_id,
+        agent_id=suggestion.agent_id,
+        path=suggestion.path,
+        reason=suggestion.reason,
+        run_id=suggestion.run_id,
+        suggested_at=suggestion.suggested_at,
     )

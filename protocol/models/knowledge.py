@@ -3,7 +3,9 @@
 Every method names its base by `agentId` or by `workId`, exactly one. A source is a file or a folder with
 its state and counts, and the files that could not be read with why. A hit cites its chunk as
 `path:start-end` (lines, or `p.N` pages for a PDF) and says why it matched. `KNOWLEDGE_TOOLS` are the
-model's tools over the same base; their docstrings are what the model is told.
+model's tools over the same base; their docstrings are what the model is told. An agent's
+`suggest_document` leaves a pending suggestion (an agent's only, never a Work's) that a person accepts,
+through `knowledge.add`'s checks, or declines.
 """
 
 from __future__ import annotations
@@ -35,14 +37,33 @@ __all__ = [
     "KnowledgeProgressEvent",
     "KnowledgeSearchArgs",
     "KnowledgeReadArgs",
+    "SuggestDocumentArgs",
+    "KnowledgeSuggestion",
+    "KnowledgeSuggestionsParams",
+    "KnowledgeSuggestionsResult",
+    "KnowledgeSuggestionParams",
+    "KnowledgeDeclineResult",
+    "KnowledgeSuggestedEvent",
     "KNOWLEDGE_METHODS",
     "KNOWLEDGE_EVENTS",
     "KNOWLEDGE_TOOLS",
+    "SUGGESTION_TOOLS",
     "SOURCE_ID_PATTERN",
+    "SUGGESTION_ID_PATTERN",
+    "MAX_SUGGESTED_PATH",
+    "MAX_SUGGESTION_REASON",
 ]
 
 SOURCE_ID_PATTERN = r"^s-[0-9a-f]{8}$"
 """A knowledge source's id."""
+
+SUGGESTION_ID_PATTERN = r"^d-[0-9a-f]{8}$"
+"""A pending document suggestion's id."""
+
+MAX_SUGGESTED_PATH = 4096
+"""The longest path an agent may suggest (PATH_MAX on Linux)."""
+MAX_SUGGESTION_REASON = 1000
+"""The longest reason an agent may give for a suggestion."""
 
 SourceState = Literal["indexing", "ready", "paused", "off"]
 
@@ -200,6 +221,57 @@ class KnowledgeReadArgs(Params):
     after: int = Field(default=1, ge=0, le=5, description="Passages after it to include.")
 
 
+class SuggestDocumentArgs(Params):
+    """Suggest that the user admit a file or folder to your documents, so that you can search it later.
+    Nothing is read, opened or checked now: the user sees the path and your reason and decides. Give the
+    absolute path and a short reason; tell the user what you suggested and why."""
+
+    path: str = Field(min_length=1, max_length=MAX_SUGGESTED_PATH, description="The absolute path to suggest.")
+    reason: str = Field(
+        min_length=1, max_length=MAX_SUGGESTION_REASON, description="Why it would help, in a sentence or two."
+    )
+
+
+class KnowledgeSuggestion(WireModel):
+    """A document an agent suggested, waiting for a person's yes or no. `path` is as the agent gave it:
+    nothing was read or checked when it was suggested."""
+
+    suggestion_id: str
+    agent_id: str
+    path: str
+    reason: str
+    run_id: str = Field(description="The run whose tool call suggested it.")
+    suggested_at: str
+
+
+class KnowledgeSuggestionsParams(Params):
+    """An agent's pending document suggestions (a Work has none)."""
+
+    agent_id: str = Field(pattern=AGENT_ID_PATTERN)
+
+
+class KnowledgeSuggestionsResult(WireModel):
+    suggestions: list[KnowledgeSuggestion] = Field(description="Oldest first.")
+
+
+class KnowledgeSuggestionParams(KnowledgeSuggestionsParams):
+    """One pending suggestion. `knowledge.accept` admits its path exactly as `knowledge.add` would, with the
+    same checks and errors (a refused path leaves the suggestion pending), then removes it; its result is
+    `knowledge.add`'s. `knowledge.decline` removes it and admits nothing."""
+
+    suggestion_id: str = Field(pattern=SUGGESTION_ID_PATTERN)
+
+
+class KnowledgeDeclineResult(WireModel):
+    declined: bool
+
+
+class KnowledgeSuggestedEvent(WireModel):
+    """An agent suggested a document; a person decides (`knowledge.accept` or `knowledge.decline`)."""
+
+    suggestion: KnowledgeSuggestion
+
+
 KNOWLEDGE_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "knowledge.add": (KnowledgeAddParams, KnowledgeAddResult),
     "knowledge.list": (KnowledgeOwnerParams, KnowledgeListResult),
@@ -207,12 +279,21 @@ KNOWLEDGE_METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "knowledge.pause": (KnowledgePauseParams, KnowledgeSource),
     "knowledge.search": (KnowledgeSearchParams, KnowledgeSearchResult),
     "knowledge.read": (KnowledgeReadParams, KnowledgeReadResult),
+    "knowledge.suggestions": (KnowledgeSuggestionsParams, KnowledgeSuggestionsResult),
+    "knowledge.accept": (KnowledgeSuggestionParams, KnowledgeAddResult),
+    "knowledge.decline": (KnowledgeSuggestionParams, KnowledgeDeclineResult),
 }
 
-KNOWLEDGE_EVENTS: dict[str, type[BaseModel]] = {"knowledge.progress": KnowledgeProgressEvent}
+KNOWLEDGE_EVENTS: dict[str, type[BaseModel]] = {
+    "knowledge.progress": KnowledgeProgressEvent,
+    "knowledge.suggested": KnowledgeSuggestedEvent,
+}
 
 KNOWLEDGE_TOOLS: dict[str, type[Params]] = {
     "knowledge_search": KnowledgeSearchArgs,
     "knowledge_read": KnowledgeReadArgs,
 }
 """The model's knowledge tools by name, offered only while its knowledge is on and holds a source."""
+
+SUGGESTION_TOOLS: dict[str, type[Params]] = {"suggest_document": SuggestDocumentArgs}
+"""The model's tool for asking a person to admit a document, offered in direct runs while its knowledge is on."""

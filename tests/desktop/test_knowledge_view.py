@@ -144,3 +144,85 @@ def test_a_works_knowledge_is_opened_from_the_works_view_admitted_listed_and_sea
 
     app = HearthApp(data)
     asyncio.run(main())
+
+
+def test_an_agents_suggested_documents_are_listed_and_a_person_accepts_or_declines_each_in_the_view(
+    tmp_path: Path,
+) -> None:
+    """Issue 26: an agent suggests a document; the view shows it with its reason, and only the person's
+    `a` (after a confirmation) admits it, with add's checks; `x` declines."""
+    data, garden = tmp_path / "data", tmp_path / "garden"
+    garden.mkdir()
+    note = garden / "lilies.md"
+    note.write_text("# Lilies\n\nThe gloriosa climbs by its leaf tips.\n", encoding="utf-8")
+    asks = [
+        (str(note), "[bold]the lilies[/bold] you asked about"),
+        (str(data), "everything"),
+        (str(garden / "roses.md"), "roses"),
+    ]
+    rules = [
+        {
+            "match": "^suggest$",
+            "on": "user",
+            "toolCalls": [{"name": "suggest_document", "arguments": {"path": p, "reason": r}} for p, r in asks],
+        },
+        {"match": ".", "on": "tool", "reply": "suggested"},
+    ]
+
+    def question() -> str:
+        return str(app.screen.query_one(".dialog-question", Label).render())
+
+    async def main() -> None:
+        async with HostProcess(data) as host:
+            await host.call(
+                "agent.create", {"name": "Ann", "settings": {"model": {"provider": "scripted", "rules": rules}}}
+            )
+            async with app.run_test(size=SIZE) as pilot:
+                await until(pilot, lambda: app.current == "ann")
+                await pilot.press("f9")
+                view = app.query_one(KnowledgeView)
+                table = app.query_one("#suggestions", DataTable)
+                await until(pilot, lambda: view.owner is not None and not table.display)
+                await host.idle_turn("ann", "suggest")  # its `knowledge.suggested` refreshes the view
+                await until(pilot, lambda: [s["path"] for s in view.suggestions.values()] == [p for p, _ in asks])
+                assert table.display and "3 document(s) suggested by Ann" in str(
+                    app.query_one("#suggestions-state").render()
+                )
+                ids = list(view.suggestions)
+                table.focus()
+                await pilot.press("a")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                assert (
+                    question()
+                    == f"Admit {note} for Ann? It suggested it because: [bold]the lilies[/bold] you asked about"
+                )
+                await pilot.press("n")
+                await until(pilot, lambda: not app.screen.query("#yes"))
+                assert (await host.call("knowledge.list", {"agentId": "ann"}))["sources"] == []
+                await pilot.press("a")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                await pilot.press("y")
+                await until(pilot, lambda: [s["path"] for s in view.sources.values()] == [str(note)], timeout=60)
+                await until(pilot, lambda: list(view.suggestions) == ids[1:])
+                # The data dir is refused as add refuses it, and stays for the person to decline.
+                table.focus()
+                table.move_cursor(row=0)
+                await pilot.press("a")
+                await until(pilot, lambda: app.screen.query("#yes").first() is not None)
+                await pilot.press("y")
+                await until(pilot, lambda: not app.screen.query("#yes"))
+                await app.workers.wait_for_complete()  # the accept has been answered
+                refused = await host.call("knowledge.suggestions", {"agentId": "ann"})
+                assert [s["suggestionId"] for s in refused["suggestions"]] == ids[1:]
+                await pilot.press("x")
+                await until(pilot, lambda: list(view.suggestions) == ids[2:])
+                await pilot.press("x")
+                await until(pilot, lambda: view.suggestions == {} and not table.display)
+            assert (await host.call("knowledge.suggestions", {"agentId": "ann"}))["suggestions"] == []
+            listing = await host.call("knowledge.list", {"agentId": "ann"})
+            assert [s["path"] for s in listing["sources"]] == [str(note)]
+            hits = (await host.call("knowledge.search", {"agentId": "ann", "query": "gloriosa"}))["hits"]
+            assert [h["path"] for h in hits] == [str(note)]
+
+    app = HearthApp(data)
+    asyncio.run(main())

@@ -154,3 +154,53 @@ def test_an_export_carries_knowledge_only_with_the_flag_and_another_data_dir_sea
             await asyncio.to_thread(check)
 
     asyncio.run(main())
+
+
+def test_a_person_lists_accepts_and_declines_an_agents_suggestions_from_the_terminal(tmp_path: Path) -> None:
+    """Issue 26: an agent suggests documents; only a person's accept admits one, with add's checks."""
+    data = tmp_path / "data"
+    docs = write_corpus(tmp_path / "docs")
+    guide, manual = docs / "guide.md", docs / "manual.html"
+    suggests = {
+        "match": r"(?m)^suggest$",
+        "on": "user",
+        "toolCalls": [
+            {"name": "suggest_document", "arguments": {"path": str(guide), "reason": "it has the \x1b[31mhose"}},
+            {"name": "suggest_document", "arguments": {"path": str(manual), "reason": "the espresso machine"}},
+            {"name": "suggest_document", "arguments": {"path": str(data), "reason": "everything"}},
+        ],
+    }
+
+    def check() -> None:
+        listed = _hearth(data, "ann", "suggestions")
+        assert listed.returncode == 0, listed.stderr
+        assert str(guide) in listed.stdout and "it has the [31mhose" in listed.stdout and "\x1b" not in listed.stdout
+        ids = {
+            s["path"]: s["suggestionId"]
+            for s in json.loads(_hearth(data, "ann", "suggestions", "--json").stdout)["suggestions"]
+        }
+        assert _hearth(data, "ann", "list").stdout.strip() == "(nothing admitted)"
+        accepted = _hearth(data, "ann", "accept", ids[str(guide)])
+        assert accepted.returncode == 0, accepted.stderr
+        assert "ready" in accepted.stdout
+        admitted = json.loads(_hearth(data, "ann", "list", "--json").stdout)["sources"]
+        assert [(s["path"], s["files"]) for s in admitted] == [(str(guide), 1)]
+        assert "zephyrine" in _hearth(data, "ann", "search", "zephyrine").stdout
+        declined = _hearth(data, "ann", "decline", ids[str(manual)])
+        assert declined.returncode == 0 and "nothing was admitted" in declined.stdout
+        assert "(nothing matched" in _hearth(data, "ann", "search", "quillfeather").stdout
+        refused = _hearth(data, "ann", "accept", ids[str(data)])
+        assert refused.returncode == 1 and "inside Hearth's data directory" in refused.stderr
+        left = _hearth(data, "ann", "suggestions").stdout
+        assert ids[str(data)] in left and ids[str(guide)] not in left and ids[str(manual)] not in left
+        assert _hearth(data, "ann", "decline", ids[str(manual)]).returncode == 1  # decided already
+        assert _hearth(data, "--work", "ann", "suggestions").returncode == 2
+
+    async def main() -> None:
+        async with HostProcess(data) as host:
+            rules = scripted_model(suggests, {"match": ".", "on": "tool", "reply": "suggested"})
+            await host.call("agent.create", {"name": "Ann", "agentId": "ann", "settings": rules})
+            await host.idle_turn("ann", "suggest")
+            await asyncio.to_thread(check)
+
+    asyncio.run(main())
