@@ -1,0 +1,221 @@
+"""Check: does what a compaction drops from a long conversation still reach memory? (issue 24, "What must hold").
+
+LoCoMo's conversations (`recall_sets.py`) are fed to a real host over its pipes, one agent per conversation,
+each turn one user message "[session date] Speaker: text", with a small context window so compaction runs
+many times, and extraction every `--every` turns. The model is a local HTTP server speaking the OpenAI chat
+API: chat turns and summaries get a short fixed reply, and an extraction request gets one `assert` of a `log`
+fact per user line it shows, holding that line's text as said (a deterministic extractor at the model's
+boundary), so the figures measure only which lines ever reach extraction. For each question of categories
+1-4 with an evidence turn a compaction dropped, `memory.search` over the wire asks the question and the
+evidence recall@10 of those turns is scored (a hit: a result's text is the turn's text).
+
+The host is run three times (`HEARTH_COMPACTION_COVER`, `host/runs/extractor.py`): `on`, the default (a
+compaction first extracts what it drops); `late`, nothing extracted before a compaction, but the next
+extraction still reads dropped lines from the transcript; `off`, the host before that change, where
+extraction read only the context since the last compaction. Ranking is by words only (`HEARTH_EMBEDDINGS`
+off): the question is whether a fact is in memory at all, and the embedder would only slow the run.
+
+Run: python scripts/bench_long_conversation.py [--conversations 2] [--turns N] [--window 2000] [--every 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recall_sets import Conversation, Question, data_folder, load_locomo
+
+ROOT = Path(__file__).resolve().parents[1]
+SCORED = (1, 2, 3, 4)
+"""LoCoMo's categories with answers in the conversation (5 is adversarial: nothing to find)."""
+REPLY = "Noted."
+VARIANTS = {
+    "on": "with item 1",
+    "late": "no extraction before a compaction",
+    "off": "without item 1",
+}
+_LINE = re.compile(
+    r"^\[seq (\d+) · user\] \[(\d{4}-\d{2}-\d{2})\] (.*?)(?=\n\[seq \d+ · |\Z)", re.DOTALL | re.MULTILINE
+)
+"""One user line of an extraction request's exchange: its seq, its session date and the turn as said."""
+
+
+def turn_message(text: str, when: str) -> str:
+    """The user message for one LoCoMo turn: its session date, then "Speaker: text"."""
+    return f"[{when[:10]}] {text}"
+
+
+def extraction_reply(prompt: str) -> str:
+    """The extractor's answer: every user line the exchange shows, asserted as a dated `log` fact, as said."""
+    exchange = prompt.rsplit("\nExchange:\n", 1)[-1]
+    operations = [
+        {"op": "assert", "text": text.strip(), "tier": "log", "validFrom": day, "seq": int(seq), "source": "user"}
+        for seq, day, text in _LINE.findall(exchange)
+        if text.strip()
+    ]
+    return json.dumps({"operations": operations})
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One conversation in one variant: what compaction did and what memory kept of it."""
+
+    compactions: int
+    unfinished: int
+    """Compactions that went on before extraction covered what they drop."""
+    dropped: int
+    """Evidence turns (of scored questions) that a compaction dropped from the context."""
+    kept: int
+    """Those of them memory holds (as said), wherever a search ranks them."""
+    recalls: tuple[float, ...]
+    """Recall@10 of each scored question whose evidence a compaction dropped (over those turns)."""
+
+
+def _compaction_facts(transcript: Path, turn_ids: Sequence[str]) -> tuple[int, int, set[str]]:
+    """(compactions, unfinished ones, ids of the turns some compaction dropped), read from the transcript."""
+    events = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    users = [int(e["seq"]) for e in events if e.get("type") == "user"]
+    by_seq = dict(zip(users, turn_ids, strict=True))
+    compacts = [e for e in events if e.get("type") == "compact"]
+    dropped = {
+        turn for c in compacts for seq, turn in by_seq.items() if int(c["fromSeq"]) <= seq <= int(c["throughSeq"])
+    }
+    return len(compacts), sum(c.get("extraction") == "unfinished" for c in compacts), dropped
+
+
+async def _settle(host: Any, server: Any, agent_id: str, after: int) -> None:
+    """Wait until the last turn's end hooks ran and every extraction answered so far has been applied."""
+    await host.wait_for("agent.updated", lambda p: p["agentId"] == agent_id, after=after, timeout=120)
+    while True:
+        answered = len(server.extractions)
+        await host.call("host.status", {})  # an extraction begun with the last turn reaches the model meanwhile
+        applied = [p for name, p in host.events if name == "memory.extracted" and p["agentId"] == agent_id]
+        if len(applied) >= answered and len(server.extractions) == answered:
+            return
+        await host.wait_for(
+            "memory.extracted", lambda p: p["agentId"] == agent_id, after=len(host.events) - 1, timeout=120
+        )
+
+
+async def _converse(
+    host: Any, server: Any, conversation: Conversation, agent_id: str, settings: dict[str, Any]
+) -> None:
+    await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": settings})
+    for _, text, when in conversation.turns:
+        await host.idle_turn(agent_id, turn_message(text, when), timeout=300)
+    await _settle(host, server, agent_id, len(host.events) - 1)
+
+
+async def _recall(host: Any, agent_id: str, question: Question, texts: dict[str, str], wanted: list[str]) -> float:
+    found = await host.call("memory.search", {"agentId": agent_id, "query": question.text, "limit": 10})
+    top = {hit["record"]["text"] for hit in found["hits"]}
+    return sum(texts[turn] in top for turn in wanted) / len(wanted)
+
+
+async def run_variant(mode: str, conversations: Sequence[Conversation], window: int, every: int) -> list[Outcome]:
+    """Feed every conversation to one host started with `HEARTH_COMPACTION_COVER=mode`; score each."""
+    from host.memory.embedder import SWITCH as EMBEDDINGS
+    from host.memory.rewrite import SWITCH as REWRITE
+    from host.runs.extractor import COVER_SWITCH
+    from tests.support.fake_model import ChatServer, model_settings, say
+    from tests.support.host_process import HostProcess
+
+    outcomes = []
+    env = {COVER_SWITCH: mode, EMBEDDINGS: "off", REWRITE: "off"}
+    with tempfile.TemporaryDirectory(prefix="hearth-long-conversation-") as folder:
+        data_dir = Path(folder)
+        for number, conversation in enumerate(conversations, 1):
+            server = ChatServer(lambda r: extraction_reply(r.body["messages"][-1]["content"]), otherwise=say(REPLY))
+            server.start()
+            try:
+                async with HostProcess(data_dir, env=env, stderr_to=data_dir / "host.log") as host:
+                    agent_id = f"talk-{number}"
+                    settings = model_settings(server, extraction=every)
+                    settings["model"]["contextWindow"] = window
+                    await _converse(host, server, conversation, agent_id, settings)
+                    turn_ids = [turn for turn, _, _ in conversation.turns]
+                    transcript = data_dir / "agents" / agent_id / "transcript.jsonl"
+                    compactions, unfinished, dropped = _compaction_facts(transcript, turn_ids)
+                    texts = {turn: text for turn, text, _ in conversation.turns}
+                    recalls, counted = [], set()
+                    for question in conversation.questions:
+                        wanted = [turn for turn in question.evidence if turn in dropped]
+                        if question.category in SCORED and wanted:
+                            counted.update(wanted)
+                            recalls.append(await _recall(host, agent_id, question, texts, wanted))
+                    listing = await host.call("memory.list", {"agentId": agent_id, "view": "current"})
+                    held = {record["text"] for record in listing["records"]}
+                    kept = sum(texts[turn] in held for turn in counted)
+            finally:
+                server.stop()
+            outcomes.append(Outcome(compactions, unfinished, len(counted), kept, tuple(recalls)))
+    return outcomes
+
+
+def report(mode: str, outcomes: Sequence[Outcome]) -> float:
+    """Print one variant's line; returns its recall@10 in percent."""
+    recalls = [value for outcome in outcomes for value in outcome.recalls]
+    recall = 100 * statistics.fmean(recalls) if recalls else 0.0
+    compactions = sum(o.compactions for o in outcomes)
+    unfinished = sum(o.unfinished for o in outcomes)
+    dropped = sum(o.dropped for o in outcomes)
+    kept = sum(o.kept for o in outcomes)
+    print(
+        f"{VARIANTS[mode]:<36} ({mode:>4}): recall@10 {recall:5.1f}% over {len(recalls)} questions; "
+        f"{compactions} compactions ({unfinished} went on before extraction covered them) dropped {dropped} "
+        f"evidence turns, {kept} of them in memory"
+    )
+    return recall
+
+
+def _slice(conversation: Conversation, turns: int | None) -> Conversation:
+    """The conversation's first `turns` turns and the questions whose evidence lies in them only."""
+    if turns is None:
+        return conversation
+    kept = conversation.turns[:turns]
+    ids = {turn for turn, _, _ in kept}
+    questions = tuple(q for q in conversation.questions if set(q.evidence) <= ids)
+    return Conversation(conversation.name, kept, questions)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--locomo", type=Path, default=data_folder(ROOT) / "locomo10.json", help="locomo10.json")
+    parser.add_argument("--conversations", type=int, default=2, help="how many of LoCoMo's, from the first")
+    parser.add_argument("--turns", type=int, help="only each conversation's first N turns")
+    parser.add_argument("--window", type=int, default=2000, help="the model's context window in tokens")
+    parser.add_argument("--every", type=int, default=10, help="extraction every N turns")
+    parser.add_argument("--variants", default="on,late,off", help="which of on, late, off to run (comma-separated)")
+    args = parser.parse_args(argv)
+    modes = [mode for mode in args.variants.split(",") if mode]
+    if not modes or any(mode not in VARIANTS for mode in modes):
+        parser.error(f"--variants takes some of {', '.join(VARIANTS)}")
+    if not args.locomo.is_file():
+        parser.error(f"no LoCoMo file at {args.locomo} (see docs/memory.md for where to put it)")
+    conversations = [_slice(c, args.turns) for c in load_locomo(args.locomo)[: args.conversations]]
+    turns = sum(len(c.turns) for c in conversations)
+    print(
+        f"LoCoMo: {len(conversations)} conversation(s), {turns} turns; context window {args.window} tokens, "
+        f"extraction every {args.every} turns"
+    )
+    sys.path.insert(0, str(ROOT))  # the scripted model lives in tests/support
+    figures = {}
+    for mode in modes:
+        figures[mode] = report(mode, asyncio.run(run_variant(mode, conversations, args.window, args.every)))
+    if "on" in figures and "off" in figures:
+        ratio = figures["on"] / figures["off"] if figures["off"] else float("inf")
+        print(f"with / without item 1: {figures['on']:.1f}% / {figures['off']:.1f}% = {ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
