@@ -29,6 +29,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCORED = (1, 2, 3, 4)
 """LoCoMo's categories with answers in the conversation (5 is adversarial: nothing to find)."""
 REPLY = "Noted."
+CLOSING = "That is all for today, thank you for listening."
+"""The turn after the conversation (undated, so the extractor stores nothing of it)."""
 VARIANTS = {
     "on": "with item 1",
     "late": "no extraction before a compaction",
@@ -75,44 +78,46 @@ class Outcome:
     dropped: int
     """Evidence turns (of scored questions) that a compaction dropped from the context."""
     kept: int
-    """Those of them memory holds (as said), wherever a search ranks them."""
+    """Those of them memory holds (as said) at the end, wherever a search ranks them."""
+    in_time: int
+    """Those of them memory already held when the compaction dropped them from the context."""
     recalls: tuple[float, ...]
     """Recall@10 of each scored question whose evidence a compaction dropped (over those turns)."""
 
 
-def _compaction_facts(transcript: Path, turn_ids: Sequence[str]) -> tuple[int, int, set[str]]:
-    """(compactions, unfinished ones, ids of the turns some compaction dropped), read from the transcript."""
-    events = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
-    users = [int(e["seq"]) for e in events if e.get("type") == "user"]
-    by_seq = dict(zip(users, turn_ids, strict=True))
-    compacts = [e for e in events if e.get("type") == "compact"]
-    dropped = {
-        turn for c in compacts for seq, turn in by_seq.items() if int(c["fromSeq"]) <= seq <= int(c["throughSeq"])
-    }
+def _events(transcript: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+
+
+def _user_seqs(transcript: Path) -> list[int]:
+    return [int(e["seq"]) for e in _events(transcript) if e.get("type") == "user"]
+
+
+def _compaction_facts(transcript: Path, turn_ids: Sequence[str]) -> tuple[int, int, dict[str, datetime]]:
+    """(compactions, unfinished ones, each dropped turn's id with when the first compaction that dropped it
+    was written), read from the transcript."""
+    by_seq = dict(zip(_user_seqs(transcript), turn_ids, strict=False))  # the closing turn has no id
+    compacts = [e for e in _events(transcript) if e.get("type") == "compact"]
+    dropped: dict[str, datetime] = {}
+    for compact in compacts:
+        for seq, turn in by_seq.items():
+            if int(compact["fromSeq"]) <= seq <= int(compact["throughSeq"]):
+                dropped.setdefault(turn, datetime.fromisoformat(compact["ts"]))
     return len(compacts), sum(c.get("extraction") == "unfinished" for c in compacts), dropped
 
 
-async def _settle(host: Any, server: Any, agent_id: str, after: int) -> None:
-    """Wait until the last turn's end hooks ran and every extraction answered so far has been applied."""
-    await host.wait_for("agent.updated", lambda p: p["agentId"] == agent_id, after=after, timeout=120)
-    while True:
-        answered = len(server.extractions)
-        await host.call("host.status", {})  # an extraction begun with the last turn reaches the model meanwhile
-        applied = [p for name, p in host.events if name == "memory.extracted" and p["agentId"] == agent_id]
-        if len(applied) >= answered and len(server.extractions) == answered:
-            return
-        await host.wait_for(
-            "memory.extracted", lambda p: p["agentId"] == agent_id, after=len(host.events) - 1, timeout=120
-        )
-
-
-async def _converse(
-    host: Any, server: Any, conversation: Conversation, agent_id: str, settings: dict[str, Any]
-) -> None:
-    await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": settings})
+async def _converse(host: Any, conversation: Conversation, agent_id: str, transcript: Path) -> None:
+    """Every turn, then the closing turn; returns once the extraction that follows it has been applied."""
     for _, text, when in conversation.turns:
         await host.idle_turn(agent_id, turn_message(text, when), timeout=300)
-    await _settle(host, server, agent_id, len(host.events) - 1)
+    # With extraction every N turns the conversation ends anywhere in the cycle: one closing turn with
+    # extraction after it reads whatever the variant would read next, and its end is seen on the wire.
+    await host.call("agent.update", {"agentId": agent_id, "settings": {"extraction": "auto"}})
+    await host.idle_turn(agent_id, CLOSING, timeout=300)
+    closing = _user_seqs(transcript)[-1]
+    await host.wait_for(
+        "memory.extracted", lambda p: p["agentId"] == agent_id and p["throughSeq"] >= closing, timeout=300
+    )
 
 
 async def _recall(host: Any, agent_id: str, question: Question, texts: dict[str, str], wanted: list[str]) -> float:
@@ -141,9 +146,10 @@ async def run_variant(mode: str, conversations: Sequence[Conversation], window: 
                     agent_id = f"talk-{number}"
                     settings = model_settings(server, extraction=every)
                     settings["model"]["contextWindow"] = window
-                    await _converse(host, server, conversation, agent_id, settings)
-                    turn_ids = [turn for turn, _, _ in conversation.turns]
+                    await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": settings})
                     transcript = data_dir / "agents" / agent_id / "transcript.jsonl"
+                    await _converse(host, conversation, agent_id, transcript)
+                    turn_ids = [turn for turn, _, _ in conversation.turns]
                     compactions, unfinished, dropped = _compaction_facts(transcript, turn_ids)
                     texts = {turn: text for turn, text, _ in conversation.turns}
                     recalls, counted = [], set()
@@ -153,11 +159,12 @@ async def run_variant(mode: str, conversations: Sequence[Conversation], window: 
                             counted.update(wanted)
                             recalls.append(await _recall(host, agent_id, question, texts, wanted))
                     listing = await host.call("memory.list", {"agentId": agent_id, "view": "current"})
-                    held = {record["text"] for record in listing["records"]}
+                    held = {r["text"]: datetime.fromisoformat(r["observedAt"]) for r in listing["records"]}
                     kept = sum(texts[turn] in held for turn in counted)
+                    in_time = sum(texts[turn] in held and held[texts[turn]] <= dropped[turn] for turn in counted)
             finally:
                 server.stop()
-            outcomes.append(Outcome(compactions, unfinished, len(counted), kept, tuple(recalls)))
+            outcomes.append(Outcome(compactions, unfinished, len(counted), kept, in_time, tuple(recalls)))
     return outcomes
 
 
@@ -169,10 +176,11 @@ def report(mode: str, outcomes: Sequence[Outcome]) -> float:
     unfinished = sum(o.unfinished for o in outcomes)
     dropped = sum(o.dropped for o in outcomes)
     kept = sum(o.kept for o in outcomes)
+    in_time = sum(o.in_time for o in outcomes)
     print(
         f"{VARIANTS[mode]:<36} ({mode:>4}): recall@10 {recall:5.1f}% over {len(recalls)} questions; "
         f"{compactions} compactions ({unfinished} went on before extraction covered them) dropped {dropped} "
-        f"evidence turns, {kept} of them in memory"
+        f"evidence turns, {kept} of them in memory at the end, {in_time} already when dropped"
     )
     return recall
 
