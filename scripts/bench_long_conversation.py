@@ -31,9 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from recall_sets import Conversation, Question, data_folder, load_locomo
+from recall_sets import Conversation, data_folder, load_locomo
+
+if TYPE_CHECKING:
+    from tests.support.host_process import HostProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 SCORED = (1, 2, 3, 4)
@@ -106,7 +109,7 @@ def _compaction_facts(transcript: Path, turn_ids: Sequence[str]) -> tuple[int, i
     return len(compacts), sum(c.get("extraction") == "unfinished" for c in compacts), dropped
 
 
-async def _converse(host: Any, conversation: Conversation, agent_id: str, transcript: Path) -> None:
+async def _converse(host: HostProcess, conversation: Conversation, agent_id: str, transcript: Path) -> None:
     """Every turn, then the closing turn; returns once the extraction that follows it has been applied."""
     for _, text, when in conversation.turns:
         await host.idle_turn(agent_id, turn_message(text, when), timeout=300)
@@ -120,51 +123,56 @@ async def _converse(host: Any, conversation: Conversation, agent_id: str, transc
     )
 
 
-async def _recall(host: Any, agent_id: str, question: Question, texts: dict[str, str], wanted: list[str]) -> float:
-    found = await host.call("memory.search", {"agentId": agent_id, "query": question.text, "limit": 10})
-    top = {hit["record"]["text"] for hit in found["hits"]}
-    return sum(texts[turn] in top for turn in wanted) / len(wanted)
+def _said(text: str) -> str:
+    """A turn's text as memory stores it (spaces folded), so a record and its turn compare equal."""
+    return " ".join(text.split())
+
+
+async def _score(host: HostProcess, conversation: Conversation, agent_id: str, transcript: Path) -> Outcome:
+    turn_ids = [turn for turn, _, _ in conversation.turns]
+    compactions, unfinished, dropped = _compaction_facts(transcript, turn_ids)
+    texts = {turn: _said(text) for turn, text, _ in conversation.turns}
+    recalls, counted = [], set()
+    for question in conversation.questions:
+        wanted = [turn for turn in question.evidence if turn in dropped]
+        if question.category in SCORED and wanted:
+            counted.update(wanted)
+            found = await host.call("memory.search", {"agentId": agent_id, "query": question.text, "limit": 10})
+            top = {_said(hit["record"]["text"]) for hit in found["hits"]}
+            recalls.append(sum(texts[turn] in top for turn in wanted) / len(wanted))
+    listing = await host.call("memory.list", {"agentId": agent_id, "view": "current"})
+    held = {_said(r["text"]): datetime.fromisoformat(r["observedAt"]) for r in listing["records"]}
+    kept = sum(texts[turn] in held for turn in counted)
+    in_time = sum(texts[turn] in held and held[texts[turn]] <= dropped[turn] for turn in counted)
+    return Outcome(compactions, unfinished, len(counted), kept, in_time, tuple(recalls))
 
 
 async def run_variant(mode: str, conversations: Sequence[Conversation], window: int, every: int) -> list[Outcome]:
-    """Feed every conversation to one host started with `HEARTH_COMPACTION_COVER=mode`; score each."""
+    """Feed each conversation to its own agent of one host started with `HEARTH_COMPACTION_COVER=mode`."""
     from host.memory.embedder import SWITCH as EMBEDDINGS
     from host.memory.rewrite import SWITCH as REWRITE
     from host.runs.extractor import COVER_SWITCH
     from tests.support.fake_model import ChatServer, model_settings, say
     from tests.support.host_process import HostProcess
 
-    outcomes = []
     env = {COVER_SWITCH: mode, EMBEDDINGS: "off", REWRITE: "off"}
-    with tempfile.TemporaryDirectory(prefix="hearth-long-conversation-") as folder:
-        data_dir = Path(folder)
-        for number, conversation in enumerate(conversations, 1):
-            server = ChatServer(lambda r: extraction_reply(r.body["messages"][-1]["content"]), otherwise=say(REPLY))
-            server.start()
-            try:
-                async with HostProcess(data_dir, env=env, stderr_to=data_dir / "host.log") as host:
+    server = ChatServer(lambda r: extraction_reply(r.body["messages"][-1]["content"]), otherwise=say(REPLY))
+    server.start()
+    outcomes = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="hearth-long-conversation-") as folder:
+            data_dir = Path(folder)
+            async with HostProcess(data_dir, env=env, stderr_to=data_dir / "host.log") as host:
+                for number, conversation in enumerate(conversations, 1):
                     agent_id = f"talk-{number}"
                     settings = model_settings(server, extraction=every)
                     settings["model"]["contextWindow"] = window
                     await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": settings})
                     transcript = data_dir / "agents" / agent_id / "transcript.jsonl"
                     await _converse(host, conversation, agent_id, transcript)
-                    turn_ids = [turn for turn, _, _ in conversation.turns]
-                    compactions, unfinished, dropped = _compaction_facts(transcript, turn_ids)
-                    texts = {turn: text for turn, text, _ in conversation.turns}
-                    recalls, counted = [], set()
-                    for question in conversation.questions:
-                        wanted = [turn for turn in question.evidence if turn in dropped]
-                        if question.category in SCORED and wanted:
-                            counted.update(wanted)
-                            recalls.append(await _recall(host, agent_id, question, texts, wanted))
-                    listing = await host.call("memory.list", {"agentId": agent_id, "view": "current"})
-                    held = {r["text"]: datetime.fromisoformat(r["observedAt"]) for r in listing["records"]}
-                    kept = sum(texts[turn] in held for turn in counted)
-                    in_time = sum(texts[turn] in held and held[texts[turn]] <= dropped[turn] for turn in counted)
-            finally:
-                server.stop()
-            outcomes.append(Outcome(compactions, unfinished, len(counted), kept, in_time, tuple(recalls)))
+                    outcomes.append(await _score(host, conversation, agent_id, transcript))
+    finally:
+        server.stop()
     return outcomes
 
 
