@@ -56,9 +56,9 @@ extraction); `off` also reads only the context since the last compaction, as the
 
 
 def cover_mode(environ: Mapping[str, str] = os.environ) -> CoverMode:
-    """What `COVER_SWITCH` asks for; anything but `late` or `off` is `on`."""
+    """What `COVER_SWITCH` asks for: `late`, `off` (or 0, false, no, as other switches read), else `on`."""
     value = environ.get(COVER_SWITCH, "on").strip().lower()
-    return "late" if value == "late" else "off" if value == "off" else "on"
+    return "late" if value == "late" else "off" if value in ("off", "0", "false", "no") else "on"
 
 
 def exchange_since(events: Sequence[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
