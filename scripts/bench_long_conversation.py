@@ -109,17 +109,27 @@ def _compaction_facts(transcript: Path, turn_ids: Sequence[str]) -> tuple[int, i
     return len(compacts), sum(c.get("extraction") == "unfinished" for c in compacts), dropped
 
 
+async def _turn(host: HostProcess, agent_id: str, text: str) -> None:
+    """One turn, waited for among the notifications after it only (a long run records many)."""
+    mark = len(host.events)
+    run = (await host.call("agent.send", {"agentId": agent_id, "text": text}))["runId"]
+    ended = await host.wait_for("agent.ended", lambda p: p["runId"] == run, after=mark, timeout=300)
+    if ended["reason"] != "idle":
+        raise RuntimeError(f"a turn of {agent_id} ended {ended['reason']}: {ended.get('error')}")
+
+
 async def _converse(host: HostProcess, conversation: Conversation, agent_id: str, transcript: Path) -> None:
     """Every turn, then the closing turn; returns once the extraction that follows it has been applied."""
     for _, text, when in conversation.turns:
-        await host.idle_turn(agent_id, turn_message(text, when), timeout=300)
+        await _turn(host, agent_id, turn_message(text, when))
     # With extraction every N turns the conversation ends anywhere in the cycle: one closing turn with
     # extraction after it reads whatever the variant would read next, and its end is seen on the wire.
     await host.call("agent.update", {"agentId": agent_id, "settings": {"extraction": "auto"}})
-    await host.idle_turn(agent_id, CLOSING, timeout=300)
+    mark = len(host.events)
+    await _turn(host, agent_id, CLOSING)
     closing = _user_seqs(transcript)[-1]
     await host.wait_for(
-        "memory.extracted", lambda p: p["agentId"] == agent_id and p["throughSeq"] >= closing, timeout=300
+        "memory.extracted", lambda p: p["agentId"] == agent_id and p["throughSeq"] >= closing, after=mark, timeout=300
     )
 
 
@@ -171,6 +181,7 @@ async def run_variant(mode: str, conversations: Sequence[Conversation], window: 
                     transcript = data_dir / "agents" / agent_id / "transcript.jsonl"
                     await _converse(host, conversation, agent_id, transcript)
                     outcomes.append(await _score(host, conversation, agent_id, transcript))
+                    server.forget()
     finally:
         server.stop()
     return outcomes
