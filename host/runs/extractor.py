@@ -5,7 +5,8 @@ once the `summarize` call for those lines has been applied, so a failed extracti
 next one. Lines are read by seq from the whole transcript, not since the last compaction, so what a compaction
 summarised is still extracted later. One extraction per agent runs at a time; turns that end meanwhile are
 covered by the next. `cover` is what a compaction asks first: every line it will summarise extracted, waited
-for up to `cover_wait` seconds (the extraction goes on in the background after that).
+for up to `cover_wait` seconds (the extraction goes on in the background after that). `COVER_SWITCH` takes
+either half away, only so that a check can measure what each keeps (`scripts/bench_long_conversation.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -26,17 +28,37 @@ from protocol.errors import JsonRpcError
 from protocol.models.kernel import ChatMessage, SummarizeParams
 from protocol.models.memory import MemoryExtractedEvent
 
-__all__ = ["Extractor", "CoverOutcome", "COVER_WAIT", "CHUNK_CHARS", "exchange_since", "chunked"]
+__all__ = [
+    "Extractor",
+    "CoverOutcome",
+    "CoverMode",
+    "COVER_SWITCH",
+    "COVER_WAIT",
+    "CHUNK_CHARS",
+    "cover_mode",
+    "exchange_since",
+    "chunked",
+]
 
 logger = logging.getLogger(__name__)
 
 Notify = Callable[[str, BaseModel], Awaitable[None]]
 CoverOutcome = Literal["covered", "unfinished"]
+CoverMode = Literal["on", "late", "off"]
 
 COVER_WAIT = 60.0
 """Seconds a compaction waits for the extraction of the lines it will summarise before it goes on without it."""
 CHUNK_CHARS = 24_000
 """The most characters of exchange one extraction call carries; more lines are extracted in further calls."""
+COVER_SWITCH = "HEARTH_COMPACTION_COVER"
+"""Environment variable: `late` extracts nothing before a compaction (a dropped line waits for the next
+extraction); `off` also reads only the context since the last compaction, as the host did before. Unset: `on`."""
+
+
+def cover_mode(environ: Mapping[str, str] = os.environ) -> CoverMode:
+    """What `COVER_SWITCH` asks for: `late`, `off` (or 0, false, no, as other switches read), else `on`."""
+    value = environ.get(COVER_SWITCH, "on").strip().lower()
+    return "late" if value == "late" else "off" if value in ("off", "0", "false", "no") else "on"
 
 
 def exchange_since(events: Sequence[dict[str, Any]], since_seq: int) -> list[ExchangeItem]:
@@ -90,6 +112,7 @@ class Extractor:
         self._notify = notify
         self.tasks: asyncio.TaskGroup | None = None
         self.cover_wait = COVER_WAIT
+        self.cover_mode = cover_mode()
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()  # agents whose turns ended during their extraction: one more follows
         self._turns: dict[str, int] = {}  # completed turns since the last extraction began
@@ -165,7 +188,7 @@ class Extractor:
             None when extraction does not run for the agent; `covered` when every line is extracted;
             `unfinished` when the wait ran out or an extraction failed (what is left is extracted later).
         """
-        if not self.enabled(agent):
+        if not self.enabled(agent) or self.cover_mode != "on":
             return None
         agent_id = agent.agent_id
         if self.mark(agent_id) is None:
@@ -213,6 +236,8 @@ class Extractor:
         return start
 
     def _lines_after(self, agent_id: str, since: int) -> list[dict[str, Any]]:
+        if self.cover_mode == "off":
+            return self._store.transcript(agent_id).context_after(since)  # what a compaction dropped is gone
         newer = itertools.takewhile(
             lambda event: int(event["seq"]) > since, self._store.transcript(agent_id).read_backwards()
         )

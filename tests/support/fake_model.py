@@ -108,6 +108,13 @@ class ChatServer(FakeModelServer):
             return say(answer) if isinstance(answer, str) else answer
         return super()._next(recorded)
 
+    def forget(self) -> None:
+        """Let go of every request recorded so far (a long run would otherwise hold them all)."""
+        with self._lock:
+            self.requests.clear()
+            self.extractions.clear()
+            self.received.clear()
+
     def chats(self) -> list[dict[str, Any]]:
         """The bodies of every chat (non-extraction) request so far."""
         with self._lock:
