@@ -23,6 +23,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from desktop.receipts import receipt_ids, saw_line
 from desktop.shell.chat_view import ChatView
 from desktop.shell.dialogs import AgentDialog, ConfirmDialog, HostLostDialog, TextDialog
 from desktop.shell.entries import ApprovalPrompt
@@ -37,6 +38,9 @@ from protocol.errors import METHOD_NOT_FOUND, JsonRpcError
 from protocol.models.agents import AgentInfo
 
 __all__ = ["HearthApp"]
+
+RECEIPT_LOOKBACK = 200
+"""Newest transcript lines searched for an ended run's receipt (its tool calls and replies follow it)."""
 
 _RUN_EVENTS = {"agent.started", "agent.delta", "agent.message", "agent.tool", "agent.ended"}
 
@@ -166,6 +170,18 @@ class HearthApp(App[None]):
             return
         state.wake = next_wake(schedules)
 
+    @work(group="receipts")
+    async def show_receipt(self, agent_id: str, run_id: str) -> None:
+        """Beside a live answer, as beside one read back: which facts from memory its request carried."""
+        try:
+            page = await self.call("agent.transcript", {"agentId": agent_id, "limit": RECEIPT_LOOKBACK})
+        except JsonRpcError:
+            return  # the answer stands without it; reading the chat again shows it
+        receipt = next((e for e in page["events"] if e.get("type") == "receipt" and e.get("runId") == run_id), None)
+        if receipt is not None and receipt_ids(receipt) and agent_id == self.current:
+            self.query_one("#chat-view", ChatView).saw(saw_line(receipt))
+        self._settled()
+
     @work(group="own-time")
     async def refresh_own_time(self, agent_id: str) -> None:
         await self._own_time(agent_id)
@@ -245,6 +261,8 @@ class HearthApp(App[None]):
                 self.query_one("#chat-view", ChatView).host_event(method, params)
                 if _changes_files(method, params):
                     self.query_one("#files-view", FilesView).changed()
+                if method == "agent.ended":
+                    self.show_receipt(agent_id, str(params.get("runId")))
             elif method == "agent.message":
                 state.unread += 1
             if method == "agent.ended":

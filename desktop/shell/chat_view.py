@@ -189,6 +189,10 @@ class ChatView(Vertical):
         elif method == "mcp.status" and params.get("state") == "failed":
             self._add(Notice(_mcp_failure(params), error=True))
 
+    def saw(self, line: str) -> None:
+        """Show a live answer's receipt line ("this reply saw m-...") under it."""
+        self._add(Notice(line))
+
     def _tool(self, params: dict[str, Any]) -> None:
         call_id, status = params.get("toolCallId", ""), params.get("status")
         if status == "pending":

@@ -574,6 +574,26 @@ def test_a_failed_mcp_server_shows_in_the_chat_with_its_likely_cause_and_stderr(
     asyncio.run(main())
 
 
+def test_a_live_answer_shows_which_facts_it_saw_and_one_that_saw_none_shows_nothing(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with HostProcess(tmp_path) as host:
+            echo = {"match": r"^say (.*)$", "reply": r"\1"}
+            await host.call("agent.create", {"name": "Ann", "settings": scripted_model(echo)})
+            async with _shell(tmp_path, "ann") as (app, pilot):
+                await type_text(pilot, "say hello")  # memory is empty: this answer saw no fact
+                await pilot.press("enter")
+                await until(pilot, lambda: _replies(app) == ["hello"])
+                noted = await host.call("memory.note", {"agentId": "ann", "text": "The user's bike is red"})
+                await type_text(pilot, "say again")
+                await pilot.press("enter")
+                saw = f"this reply saw {noted['record']['id']}"
+                await until(pilot, lambda: saw in [str(n.render()) for n in app.query(Notice)])
+                assert _replies(app) == ["hello", "again"]
+                assert [str(n.render()) for n in app.query(Notice)] == [saw], "only the answer that saw a fact"
+
+    asyncio.run(main())
+
+
 def test_a_reply_read_back_from_the_transcript_shows_which_facts_it_saw_and_one_that_saw_none_shows_nothing(
     tmp_path: Path,
 ) -> None:
