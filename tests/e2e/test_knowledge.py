@@ -4,47 +4,23 @@ and gone when off (issue 26)."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Any
 
-from protocol.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, JsonRpcError
+from protocol.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND
 from tests.support.documents import CORPUS_FACTS, write_corpus
-from tests.support.fake_model import ChatServer, call, calls, model_settings, say
+from tests.support.fake_model import ChatServer, call, calls, say
 from tests.support.host_process import HostProcess
-from tests.support.knowledge_host import admit, tool_names, tool_results, wait_idle
+from tests.support.knowledge_host import admit, knowledge_agent, refusal, run_with, tool_names, tool_results, wait_idle
 
 ADA = {"agentId": "ada"}
 
 
-async def _agent(host: HostProcess, server: ChatServer, agent_id: str = "ada", **settings: Any) -> None:
-    params = model_settings(server, toolPermission="always", **settings)
-    await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": params})
-
-
-def _run(main: Any, server: ChatServer) -> None:
-    server.start()
-    try:
-        asyncio.run(main())
-    finally:
-        server.stop()
-
-
 def _files_holding(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
-
-
-async def _refused(host: HostProcess, method: str, params: dict[str, Any]) -> int:
-    """The error code the host answered `method` with (it must not succeed)."""
-    try:
-        await host.call(method, params)
-    except JsonRpcError as exc:
-        return exc.code
-    raise AssertionError(f"{method} {params} was accepted")
 
 
 def _covers(citation: str, line: int) -> bool:
@@ -61,7 +37,7 @@ def test_a_turn_searches_an_admitted_folder_and_cites_each_format_by_path_and_li
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             [source] = await admit(host, ADA, str(docs))
             listing = await host.call("knowledge.list", ADA)
             [listed] = listing["sources"]
@@ -95,11 +71,11 @@ def test_a_turn_searches_an_admitted_folder_and_cites_each_format_by_path_and_li
             (other / "x.md").write_text("# X\n\nAn injected document.\n", encoding="utf-8")
             server.script(call("knowledge_add", {"paths": [str(other)]}), say("I could not add it; please do."))
             await host.idle_turn("ada", "Please add the other folder to your documents.")
-            refusal = tool_results(server.chats()[-1])[-1]
-            assert "knowledge_add" in refusal and "x.md" not in refusal
+            refused = tool_results(server.chats()[-1])[-1]
+            assert "knowledge_add" in refused and "x.md" not in refused
             assert [s["path"] for s in (await host.call("knowledge.list", ADA))["sources"]] == [str(docs)]
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_fact_noted_from_a_search_result_waits_for_review(tmp_path: Path) -> None:
@@ -110,7 +86,7 @@ def test_a_fact_noted_from_a_search_result_waits_for_review(tmp_path: Path) -> N
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             await admit(host, ADA, str(docs))
             server.script(
                 call("knowledge_search", {"query": "zephyrine"}),
@@ -122,7 +98,7 @@ def test_a_fact_noted_from_a_search_result_waits_for_review(tmp_path: Path) -> N
             trust = {r["text"]: r["trust"] for r in records}
             assert trust == {fact: "proposed", twin: "confirmed"}
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_changed_file_is_read_again_and_a_deleted_one_leaves_the_index(tmp_path: Path) -> None:
@@ -134,7 +110,7 @@ def test_a_changed_file_is_read_again_and_a_deleted_one_leaves_the_index(tmp_pat
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             await admit(host, ADA, str(docs))
             mark = len(host.events)
             guide = docs / "guide.md"
@@ -155,7 +131,7 @@ def test_a_changed_file_is_read_again_and_a_deleted_one_leaves_the_index(tmp_pat
             assert listed["files"] == 3  # guide, paper, notes/new.md
             assert await search(host, "obsidianite") == [str(docs / "paper.pdf")]
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_key_inside_a_document_is_masked_and_never_reaches_the_model(tmp_path: Path) -> None:
@@ -169,7 +145,7 @@ def test_a_key_inside_a_document_is_masked_and_never_reaches_the_model(tmp_path:
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             await admit(host, ADA, str(docs))
             hits = (await host.call("knowledge.search", {**ADA, "query": "lanternfish staging key"}))["hits"]
             assert hits and hits[0]["masked"] and key not in hits[0]["text"]
@@ -183,7 +159,7 @@ def test_a_key_inside_a_document_is_masked_and_never_reaches_the_model(tmp_path:
             assert all(key not in r for body in server.chats() for r in [str(body)])
         assert _files_holding(tmp_path / "data", key.encode()) == []
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_removed_source_leaves_no_byte_the_other_stays_and_no_export_carries_either(tmp_path: Path) -> None:
@@ -196,7 +172,7 @@ def test_a_removed_source_leaves_no_byte_the_other_stays_and_no_export_carries_e
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             [first] = await admit(host, ADA, str(gone))
             await admit(host, ADA, str(kept))
             assert _files_holding(tmp_path / "data", b"xylocarpus")
@@ -216,9 +192,9 @@ def test_a_removed_source_leaves_no_byte_the_other_stays_and_no_export_carries_e
             [hit] = (await host.call("knowledge.search", {**ADA, "query": "brioche"}))["hits"]
             assert hit["path"] == str(kept / "recipe.md")
             assert [s["path"] for s in (await host.call("knowledge.list", ADA))["sources"]] == [str(kept)]
-            assert await _refused(host, "knowledge.remove", {**ADA, "sourceId": first["sourceId"]}) == NOT_FOUND
+            assert (await refusal(host, "knowledge.remove", {**ADA, "sourceId": first["sourceId"]})).code == NOT_FOUND
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_with_knowledge_off_there_is_no_tool_no_watch_no_search_until_it_is_on_again(tmp_path: Path) -> None:
@@ -227,8 +203,8 @@ def test_with_knowledge_off_there_is_no_tool_no_watch_no_search_until_it_is_on_a
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
-            await _agent(host, server, "bo")
+            await knowledge_agent(host, server)
+            await knowledge_agent(host, server, "bo")
             await admit(host, ADA, str(docs))
             await host.call("agent.update", {**ADA, "settings": {"knowledge": False}})
             listing = await host.call("knowledge.list", ADA)
@@ -237,7 +213,7 @@ def test_with_knowledge_off_there_is_no_tool_no_watch_no_search_until_it_is_on_a
                 ("knowledge.search", {**ADA, "query": "zephyrine"}),
                 ("knowledge.add", {**ADA, "paths": [str(docs)]}),
             ):
-                assert await _refused(host, method, params) == CONFLICT
+                assert (await refusal(host, method, params)).code == CONFLICT
             server.script(say("hello"), say("hi"))
             await host.idle_turn("ada", "hello")
             await host.idle_turn("bo", "hello")  # an agent with nothing admitted has no knowledge tool either
@@ -252,7 +228,7 @@ def test_with_knowledge_off_there_is_no_tool_no_watch_no_search_until_it_is_on_a
             hits = (await host.call("knowledge.search", {**ADA, "query": "marigoldine"}))["hits"]
             assert [h["path"] for h in hits] == [str(guide)]  # read when it came back on
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_path_that_cannot_be_admitted_is_refused_and_nothing_is_admitted(tmp_path: Path) -> None:
@@ -261,14 +237,14 @@ def test_a_path_that_cannot_be_admitted_is_refused_and_nothing_is_admitted(tmp_p
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             data_file = tmp_path / "data" / "agents" / "ada" / "profile.json"
             for paths in ([str(docs), str(tmp_path / "missing")], [str(data_file)], ["relative/path"], ["/proc"]):
-                assert await _refused(host, "knowledge.add", {**ADA, "paths": paths}) == INVALID_PARAMS
+                assert (await refusal(host, "knowledge.add", {**ADA, "paths": paths})).code == INVALID_PARAMS
             assert (await host.call("knowledge.list", ADA))["sources"] == []
-            assert await _refused(host, "knowledge.list", {"agentId": "nobody"}) == NOT_FOUND
+            assert (await refusal(host, "knowledge.list", {"agentId": "nobody"})).code == NOT_FOUND
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_an_archive_whose_knowledge_names_a_path_never_admitted_is_refused_whole(tmp_path: Path) -> None:
@@ -278,7 +254,7 @@ def test_an_archive_whose_knowledge_names_a_path_never_admitted_is_refused_whole
 
     async def main() -> None:
         async with HostProcess(data) as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             await admit(host, ADA, str(docs))
             archive = tmp_path / "ada.hearth"
             await host.call("agent.export", {**ADA, "path": str(archive), "withKnowledge": True})
@@ -291,7 +267,7 @@ def test_an_archive_whose_knowledge_names_a_path_never_admitted_is_refused_whole
                     info = tarfile.TarInfo(name)
                     info.size = len(body)
                     tar.addfile(info, io.BytesIO(body))
-            code = await _refused(host, "agent.import", {"path": str(forged), "agentId": "ada-copy"})
+            code = (await refusal(host, "agent.import", {"path": str(forged), "agentId": "ada-copy"})).code
             assert code == INVALID_PARAMS
             agents = [a["agentId"] for a in (await host.call("agent.list", {}))["agents"]]
             assert agents == ["ada"] and not (data / "agents" / "ada-copy").exists()
@@ -301,4 +277,4 @@ def test_an_archive_whose_knowledge_names_a_path_never_admitted_is_refused_whole
             assert imported["agent"]["agentId"] == "ada-copy"  # the archive as exported imports
             assert (await host.call("knowledge.search", {"agentId": "ada-copy", "query": "zephyrine"}))["hits"]
 
-    _run(main, server)
+    run_with(main, server)

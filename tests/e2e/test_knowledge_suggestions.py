@@ -4,32 +4,18 @@ point 1): a suggestion admits nothing, tells the agent nothing about the path, a
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, JsonRpcError
+from protocol.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND
 from protocol.models.knowledge import MAX_SUGGESTED_PATH, MAX_SUGGESTION_REASON
 from tests.support.documents import write_corpus
-from tests.support.fake_model import ChatServer, call, calls, model_settings, say
+from tests.support.fake_model import ChatServer, call, calls, say
 from tests.support.host_process import HostProcess
-from tests.support.knowledge_host import admit, tool_names, tool_results, wait_idle
+from tests.support.knowledge_host import admit, knowledge_agent, refusal, run_with, tool_names, tool_results, wait_idle
 
 ADA = {"agentId": "ada"}
 WORD = "gloriosa"
-
-
-async def _agent(host: HostProcess, server: ChatServer, agent_id: str = "ada", **settings: Any) -> None:
-    params = model_settings(server, toolPermission="always", **settings)
-    await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": params})
-
-
-def _run(main: Any, server: ChatServer) -> None:
-    server.start()
-    try:
-        asyncio.run(main())
-    finally:
-        server.stop()
 
 
 def _note(root: Path) -> Path:
@@ -37,15 +23,6 @@ def _note(root: Path) -> Path:
     path = root / "lilies.md"
     path.write_text(f"# Lilies\n\nThe {WORD} climbs any trellis by its leaf tips.\n", encoding="utf-8")
     return path
-
-
-async def _error(host: HostProcess, method: str, params: dict[str, Any]) -> JsonRpcError:
-    """The error the host answered `method` with (it must not succeed)."""
-    try:
-        await host.call(method, params)
-    except JsonRpcError as exc:
-        return exc
-    raise AssertionError(f"{method} {params} was accepted")
 
 
 async def _suggest(host: HostProcess, server: ChatServer, *paths: str) -> list[str]:
@@ -71,7 +48,7 @@ def test_a_suggested_document_is_not_admitted_until_a_person_accepts_it(tmp_path
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             await admit(host, ADA, str(docs))  # so the model's knowledge_search is offered
             mark = len(host.events)
             there, absent = await _suggest(host, server, str(note), missing)
@@ -108,10 +85,10 @@ def test_a_suggested_document_is_not_admitted_until_a_person_accepts_it(tmp_path
             await host.idle_turn("ada", f"What do my notes say about the {WORD}?")
             assert "leaf tips" in tool_results(server.chats()[-1])[-1]
             assert [s["suggestionId"] for s in await _pending(host)] == [ghost["suggestionId"]]
-            gone = await _error(host, "knowledge.accept", {**ADA, "suggestionId": made["suggestionId"]})
+            gone = await refusal(host, "knowledge.accept", {**ADA, "suggestionId": made["suggestionId"]})
             assert gone.code == NOT_FOUND
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_declined_suggestion_is_never_admitted_nor_is_one_accepted_while_knowledge_is_off(tmp_path: Path) -> None:
@@ -120,15 +97,15 @@ def test_a_declined_suggestion_is_never_admitted_nor_is_one_accepted_while_knowl
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server)
+            await knowledge_agent(host, server)
             await _suggest(host, server, str(note))
             [made] = await _pending(host)
             ref = {**ADA, "suggestionId": made["suggestionId"]}
             # With knowledge off it is still listed, and accepting is refused as adding is.
             await host.call("agent.update", {**ADA, "settings": {"knowledge": False}})
             assert await _pending(host) == [made]
-            off = await _error(host, "knowledge.accept", ref)
-            added = await _error(host, "knowledge.add", {**ADA, "paths": [str(note)]})
+            off = await refusal(host, "knowledge.accept", ref)
+            added = await refusal(host, "knowledge.add", {**ADA, "paths": [str(note)]})
             assert (off.code, off.message) == (added.code, added.message) == (CONFLICT, added.message)
             assert await _pending(host) == [made]
             await host.call("agent.update", {**ADA, "settings": {"knowledge": True}})
@@ -137,10 +114,10 @@ def test_a_declined_suggestion_is_never_admitted_nor_is_one_accepted_while_knowl
             assert (await host.call("knowledge.list", ADA))["sources"] == []
             assert (await host.call("knowledge.search", {**ADA, "query": WORD}))["hits"] == []
             for method in ("knowledge.accept", "knowledge.decline"):
-                assert (await _error(host, method, ref)).code == NOT_FOUND
+                assert (await refusal(host, method, ref)).code == NOT_FOUND
             assert (await host.call("knowledge.list", ADA))["sources"] == []
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_a_suggestion_add_would_refuse_is_refused_at_accept_with_adds_error_and_stays(tmp_path: Path) -> None:
@@ -149,16 +126,16 @@ def test_a_suggestion_add_would_refuse_is_refused_at_accept_with_adds_error_and_
 
     async def main() -> None:
         async with HostProcess(data) as host:
-            await _agent(host, server)
-            await _agent(host, server, "bo")
+            await knowledge_agent(host, server)
+            await knowledge_agent(host, server, "bo")
             refused = [str(data / "agents" / "bo" / "profile.json"), str(data), str(tmp_path / "nothing-here.md")]
             answers = await _suggest(host, server, *refused)
             assert all("a person decides" in answer for answer in answers)
             pending = await _pending(host)
             assert [s["path"] for s in pending] == refused
             for suggestion in pending:
-                added = await _error(host, "knowledge.add", {**ADA, "paths": [suggestion["path"]]})
-                accepted = await _error(host, "knowledge.accept", {**ADA, "suggestionId": suggestion["suggestionId"]})
+                added = await refusal(host, "knowledge.add", {**ADA, "paths": [suggestion["path"]]})
+                accepted = await refusal(host, "knowledge.accept", {**ADA, "suggestionId": suggestion["suggestionId"]})
                 assert (
                     (accepted.code, accepted.message) == (added.code, added.message) == (INVALID_PARAMS, added.message)
                 )
@@ -177,13 +154,13 @@ def test_a_suggestion_add_would_refuse_is_refused_at_accept_with_adds_error_and_
             assert (await host.call("knowledge.list", ADA))["sources"] == []
             assert await host.call("knowledge.suggestions", {"agentId": "bo"}) == {"suggestions": []}
             # Another agent cannot take ada's suggestion as its own.
-            theirs = await _error(
+            theirs = await refusal(
                 host, "knowledge.accept", {"agentId": "bo", "suggestionId": pending[0]["suggestionId"]}
             )
             assert theirs.code == NOT_FOUND
-            assert (await _error(host, "knowledge.suggestions", {"agentId": "nobody"})).code == NOT_FOUND
+            assert (await refusal(host, "knowledge.suggestions", {"agentId": "nobody"})).code == NOT_FOUND
 
-    _run(main, server)
+    run_with(main, server)
 
 
 def test_with_knowledge_off_the_agent_is_not_offered_suggest_document(tmp_path: Path) -> None:
@@ -192,8 +169,8 @@ def test_with_knowledge_off_the_agent_is_not_offered_suggest_document(tmp_path: 
 
     async def main() -> None:
         async with HostProcess(tmp_path / "data") as host:
-            await _agent(host, server, knowledge=False)
-            await _agent(host, server, "bo")
+            await knowledge_agent(host, server, knowledge=False)
+            await knowledge_agent(host, server, "bo")
             server.script(say("hello"), say("hi"))
             await host.idle_turn("ada", "hello")
             await host.idle_turn("bo", "hello")
@@ -211,4 +188,4 @@ def test_with_knowledge_off_the_agent_is_not_offered_suggest_document(tmp_path: 
             assert done["reason"] == "idle"
             assert "suggest_document" not in tool_names(server.chats()[-1])
 
-    _run(main, server)
+    run_with(main, server)

@@ -1,12 +1,41 @@
-"""Helpers for driving an agent's knowledge through a real host: admit and wait until it is read and watched."""
+"""Helpers for driving an agent's knowledge through a real host: an agent on the scripted model, admit and wait
+until it is read and watched, and the error a refused call got."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from protocol.errors import JsonRpcError
+from tests.support.fake_model import ChatServer, model_settings
+from tests.support.host_process import HostProcess
 from tests.support.shell import TestShell
 
-__all__ = ["admit", "wait_idle", "tool_names", "tool_results"]
+__all__ = ["knowledge_agent", "run_with", "refusal", "admit", "wait_idle", "tool_names", "tool_results"]
+
+
+async def knowledge_agent(host: HostProcess, server: ChatServer, agent_id: str = "ada", **settings: Any) -> None:
+    """An agent on `server`'s model whose tools run without asking."""
+    params = model_settings(server, toolPermission="always", **settings)
+    await host.call("agent.create", {"name": agent_id, "agentId": agent_id, "settings": params})
+
+
+def run_with(main: Any, server: ChatServer) -> None:
+    """Run `main()` with the model server up, and stop it after."""
+    server.start()
+    try:
+        asyncio.run(main())
+    finally:
+        server.stop()
+
+
+async def refusal(host: HostProcess, method: str, params: dict[str, Any]) -> JsonRpcError:
+    """The error the host answered `method` with (it must not succeed)."""
+    try:
+        await host.call(method, params)
+    except JsonRpcError as exc:
+        return exc
+    raise AssertionError(f"{method} {params} was accepted")
 
 
 def _mine(params: dict[str, Any], owner: dict[str, str]) -> bool:
