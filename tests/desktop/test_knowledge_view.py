@@ -221,6 +221,10 @@ def test_an_agents_suggested_documents_are_listed_and_a_person_accepts_or_declin
             assert (await host.call("knowledge.suggestions", {"agentId": "ann"}))["suggestions"] == []
             listing = await host.call("knowledge.list", {"agentId": "ann"})
             assert [s["path"] for s in listing["sources"]] == [str(note)]
+            async with asyncio.timeout(60):  # accepting, like adding, returns before the file is read
+                while listing["sources"][0]["state"] != "ready":
+                    await asyncio.sleep(0.1)
+                    listing = await host.call("knowledge.list", {"agentId": "ann"})
             hits = (await host.call("knowledge.search", {"agentId": "ann", "query": "gloriosa"}))["hits"]
             assert [h["path"] for h in hits] == [str(note)]
 
