@@ -7,8 +7,7 @@ embeddings and asks every question with evidence through `MemoryStore.search` (t
 `memory.search` use). For each set it prints recall@5 / @10 of the default set-up, with embeddings off, of
 the meaning list alone and of a fair plain FTS5 floor (porter, stopwords dropped, OR of quoted terms, bm25),
 every category, and the "BM25-only hits": questions where the floor has an evidence turn in its top 10 and
-recall has none. Then each feature switched off in turn (two of them are other memories: entries embedded
-alone, and no embedder), then a grid of weights chosen on LoCoMo's odd conversations and reported on its
+recall has none. Then each feature switched off in turn (one of them another memory: no embedder), then a grid of weights chosen on LoCoMo's odd conversations and reported on its
 even ones and on REALTALK (REALTALK is never used to choose anything). A model's rewrite of a question is
 not measured here (no model runs in this bench); the category words it would add to are (`expansion`).
 
@@ -20,9 +19,8 @@ the same run: medians and p95 over every question, the median of --runs runs, an
 off in the same run, and the background embedder's notes/s once the hogs stop (`recall_busy.py`).
 
 Passage vectors are cached by text under --cache (derived data; a first run computes them on one core, about
-125 ms a turn read after the one before it and 60 ms alone on an idle machine, so about an hour for both
-sets; later runs take minutes). The data is read from --locomo and --realtalk, never copied; by default
-from $HEARTH_BENCH_DATA, else `shared/bench` beside the repository (for a worktree, beside its main checkout).
+60 ms a turn on an idle machine, so about 15 minutes for both sets; later runs take minutes). The data is
+read from --locomo and --realtalk, never copied; by default from $HEARTH_BENCH_DATA, else `shared/bench` beside the repository (for a worktree, beside its main checkout).
 
 Run: python scripts/bench_recall.py [--locomo FILE] [--realtalk DIR] [--cache DIR] [--runs 3] [--skip-latency]
      python scripts/bench_recall.py --busy [--busy-notes 10000] [--busy-searches 1000] [--busy-window 60]
@@ -66,12 +64,13 @@ PAPER = (58.8, 67.5)
 USER = Evidence("user")
 TUNE = (0, 2, 4, 6, 8)
 """LoCoMo's conversations (by position) the weights may be chosen on; the others and REALTALK only report."""
-FLAT, OFF, MEANING = "- meaning context", "embeddings off", "meaning alone"
+OFF, MEANING = "embeddings off", "meaning alone"
 FAIR, WEAK = "fair FTS5 floor", "weak floor"
 DEFAULT = "default"
 GRID = {
     "before_weight": (0.0, 0.5, 1.0),
     "context_weight": (0.0, 0.3),
+    "meaning_context": (0.0, 0.4),
     "dense_weight": (0.5, 1.0),
     "time_weight": (0.5, 1.0, 1.5),
     # At most 0.5: a larger boost buries what questions that name the wrong person ask for; see docs/memory.md.
@@ -80,7 +79,7 @@ GRID = {
     "words_floor": (0.0, 0.3, 0.5),
     "expansion_weight": (0.0, 0.5),
 }
-GATHERED = ("before_weight", "context_weight")
+GATHERED = ("before_weight", "context_weight", "meaning_context")
 """Grid weights that change what the words list holds (the rest only change how the lists are fused)."""
 
 
@@ -122,17 +121,17 @@ class CachedEmbedder:
 
 @contextmanager
 def _memory(
-    items: list[NoteItem], *, context: bool = True, embeddings: bool = True
+    items: list[NoteItem], *, embeddings: bool = True
 ) -> Iterator[tuple[MemoryStore, list[str | None]]]:
     """A fresh agent memory holding `items`, its vectors all written; yields the store and each item's id.
-    `context` False embeds each log entry alone, `embeddings` False opens it without an embedder."""
+    `embeddings` False opens it without an embedder."""
     with tempfile.TemporaryDirectory() as tmp:
         agent_dir = Path(tmp) / "agents" / "bench"
         agent_dir.mkdir(parents=True)
         embedder = default_embedder()
         use_embedder(embedder if embeddings else None)
         try:
-            store = MemoryStore(agent_dir, meaning_context=context)
+            store = MemoryStore(agent_dir)
         finally:
             use_embedder(embedder)
         try:
@@ -231,9 +230,9 @@ def _config(ranking: Ranking) -> tuple[float, ...]:
 Tuned = dict[tuple[tuple[float, ...], str], Scores]
 
 
-def bench_set(data: DataSet, configs: Sequence[tuple[float, ...]], flat: bool) -> tuple[dict[str, Scores], Tuned]:
+def bench_set(data: DataSet, configs: Sequence[tuple[float, ...]]) -> tuple[dict[str, Scores], Tuned]:
     """Every column's scores on one set, and those of the grid's `configs` (by weights and part: `tune` or
-    `held` for LoCoMo's halves, `all` for another set). `flat` False leaves out the memory embedded alone."""
+    `held` for LoCoMo's halves, `all` for another set)."""
     variants = _variants()
     columns: dict[str, Scores] = defaultdict(Scores)
     tuned: Tuned = defaultdict(Scores)
@@ -245,8 +244,7 @@ def bench_set(data: DataSet, configs: Sequence[tuple[float, ...]], flat: bool) -
         part = "all" if data.name != "LoCoMo" else ("tune" if position in TUNE else "held")
         with ExitStack() as memories:
             store, ids = memories.enter_context(_memory(items))
-            others = {FLAT: memories.enter_context(_memory(items, context=False))} if flat else {}
-            others[OFF] = memories.enter_context(_memory(items, embeddings=False))
+            others = {OFF: memories.enter_context(_memory(items, embeddings=False))}
             record_of = {dia: rid for (dia, _, _), rid in zip(turns, ids, strict=True) if rid}
             other_of = {name: dict(zip(ids, other_ids, strict=True)) for name, (_, other_ids) in others.items()}
             row_of = {dia: n for n, (dia, _, _) in enumerate(turns)}
@@ -271,8 +269,14 @@ def bench_set(data: DataSet, configs: Sequence[tuple[float, ...]], flat: bool) -
                     if data.name == "LoCoMo":
                         columns[f"{name} ({part})"].add(rows, target, hits, floor_hit)
                 for gathered in gathers:
-                    before, context = gathered
-                    ranking = replace(DEFAULT_RANKING, before_weight=before, context_weight=context, expansion_weight=1)
+                    before, context, meaning = gathered
+                    ranking = replace(
+                        DEFAULT_RANKING,
+                        before_weight=before,
+                        context_weight=context,
+                        meaning_context=meaning,
+                        expansion_weight=1,
+                    )
                     signals = store.recall_signals(question.text, ranking=ranking)
                     for config in configs:
                         if config[: len(GATHERED)] != gathered:
@@ -309,7 +313,7 @@ def _print_set(data: DataSet, columns: dict[str, Scores], elapsed: float) -> Non
     parts = [" (tune)", " (held)"] if data.name == "LoCoMo" else []
     heads = "".join(f"{part.strip(' ()'):>16}" for part in parts)
     print(f"{'':22}{'whole':>16}{heads}{'BM25-only':>11}")
-    for name in [DEFAULT, *ablations, *(column for column in (FLAT, OFF) if column in columns)]:
+    for name in [DEFAULT, *ablations, OFF]:
         line = [columns[name].cell(data.headline), *(columns[name + part].cell(data.headline) for part in parts)]
         print(f"{name:22}" + "".join(f"{cell:>16}" for cell in line) + f"{columns[name].bm25_only:>11}")
 
@@ -410,7 +414,6 @@ def main() -> None:
     parser.add_argument("--skip-latency", action="store_true", help="only measure recall")
     parser.add_argument("--skip-recall", action="store_true", help="only time queries")
     parser.add_argument("--no-grid", action="store_true", help="leave out the grid of weights")
-    parser.add_argument("--skip-flat", action="store_true", help="leave out the memory of entries embedded alone")
     parser.add_argument("--sets", default="LoCoMo,REALTALK", help="the sets to measure, comma-separated")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations of each set")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "hearth-bench-vectors")
@@ -438,7 +441,7 @@ def main() -> None:
         configs = [] if args.no_grid else _grid()
         for data in sets:
             started = time.perf_counter()
-            columns, grid = bench_set(data, configs, flat=not args.skip_flat)
+            columns, grid = bench_set(data, configs)
             _print_set(data, columns, time.perf_counter() - started)
             tuned |= grid
             if data.name == "LoCoMo" and configs:

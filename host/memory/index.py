@@ -80,11 +80,8 @@ class MemoryIndex(IndexQueries):
     """One connection to one agent's index (its queries and its writes), and a second one for the memory's disk
     worker (`reader`). Callers serialise writes (the store's lock)."""
 
-    def __init__(
-        self, path: Path, *, embedder: Embedder | str | None = DEFAULT_EMBEDDER, meaning_context: bool = True
-    ) -> None:
-        """Open (or create) the index at `path`; `embedder` None means full-text recall only, and
-        `meaning_context` False embeds each log entry alone (see `vectors.py`; benchmarks' ablation)."""
+    def __init__(self, path: Path, *, embedder: Embedder | str | None = DEFAULT_EMBEDDER) -> None:
+        """Open (or create) the index at `path`; `embedder` None means full-text recall only."""
         self.path = path
         for stale in path.parent.glob(f".{path.name}.*.tmp"):
             stale.unlink()  # a compacted copy an erase never put in place
@@ -96,7 +93,7 @@ class MemoryIndex(IndexQueries):
         # The process's embedder may still be loading: words only until it is ready (`adopt_loaded`).
         chosen, decided = loaded_embedder() if isinstance(embedder, str) else (embedder, True)
         worker = worker_for(chosen) if chosen is not None else None
-        self.vectors = FactVectors(self._db, chosen, worker, context=meaning_context, loading=not decided)
+        self.vectors = FactVectors(self._db, chosen, worker, loading=not decided)
         self.vectors.backfill()
 
     def _connect(self) -> sqlite3.Connection:

@@ -70,6 +70,9 @@ class Ranking:
     """Share of every prefix of the result kept for plain BM25's order (a fact's own words, no log context):
     its hit of rank r is never placed below position ceil(r / share), so fusion cannot bury what the words
     alone find; 0: off."""
+    meaning_context: float = 0.4
+    """The weight of the entry before a log entry in the meaning it is searched by: its vector composed with
+    that entry's (`vectors.compose`), so a reply is found by what it answers; 0: each entry alone."""
     dense_floor: float = 0.8
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
@@ -88,6 +91,7 @@ class Ranking:
             "rewrite": lambda: replace(self, rewrite_weight=0.0),
             "speaker": lambda: replace(self, speaker_boost=0.0),
             "names-out": lambda: replace(self, names_out_of_meaning=False),
+            "meaning-context": lambda: replace(self, meaning_context=0.0),
             "floor": lambda: replace(self, words_floor=0.0),
         }
         if feature not in switched:
@@ -95,7 +99,18 @@ class Ranking:
         return switched[feature]()
 
 
-FEATURES = ("before", "context", "dense", "time", "expansion", "rewrite", "speaker", "names-out", "floor")
+FEATURES = (
+    "before",
+    "context",
+    "meaning-context",
+    "dense",
+    "time",
+    "expansion",
+    "rewrite",
+    "speaker",
+    "names-out",
+    "floor",
+)
 """The features `Ranking.without` switches off (`names-out`: the speakers' names kept in the meaning query)."""
 
 DEFAULT_RANKING = Ranking()
@@ -157,10 +172,10 @@ def _by_meaning(
     ranking: Ranking,
 ) -> list[Fact]:
     """The meaning list: the standing facts nearest the query, each at or above the embedder's floor of
-    relatedness (a log entry's vector reads it with the entry before it: `vectors.py`)."""
+    relatedness (a log entry's vector composed with the entry before it's: `vectors.py`)."""
     window = depth * 2
     while True:
-        near = index.vectors.nearest(vector, window)
+        near = index.vectors.nearest(vector, window, ranking.meaning_context)
         seqs = [seq for seq, score in near if score >= ranking.dense_floor]
         facts = {fact.seq: fact for fact in index.facts_by_seq(seqs)}
         found = [f for seq in seqs if (f := facts.get(seq)) is not None and _visible(f, statuses, instant, excluded)]
@@ -178,12 +193,13 @@ def _by_time(
     statuses: Sequence[str],
     instant: str | None,
     excluded: set[str],
+    context: float,
 ) -> list[Fact]:
     """The time list: facts valid in the named span, nearest in meaning first (or in word order without vectors)."""
     if vector is None:
         return [fact for fact in words if fact.valid_from is not None and span.start <= fact.valid_from < span.end]
     # Only the nearest few of the span's facts are read from the index: a year can hold thousands.
-    scores = index.vectors.scores(vector, index.valid_in(span.start, span.end))
+    scores = index.vectors.scores(vector, index.valid_in(span.start, span.end), context)
     nearest = sorted(scores, key=lambda seq: -scores[seq])[: depth * 2]
     facts = [f for f in index.facts_by_seq(nearest) if _visible(f, statuses, instant, excluded)]
     return sorted(facts, key=lambda fact: -scores[fact.seq])[:depth]
@@ -249,7 +265,11 @@ def gather_signals(
     if vector is not None and ranking.dense_weight > 0:
         meaning = _by_meaning(index, vector, depth, statuses, instant, excluded, ranking)
     span = named_span(query, now) if ranking.time_weight > 0 else None
-    timed = _by_time(index, span, vector, words, depth, statuses, instant, excluded) if span else []
+    timed = (
+        _by_time(index, span, vector, words, depth, statuses, instant, excluded, ranking.meaning_context)
+        if span
+        else []
+    )
     speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
     wider = category_terms(terms) if ranking.expansion_weight > 0 else []
     expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []

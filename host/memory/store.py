@@ -69,14 +69,12 @@ class MemoryStore(MemoryWrites):
         on_event: EventSink | None = None,
         clock: Clock | None = None,
         scope: str = "private",
-        meaning_context: bool = True,
         places: Callable[[], list[Path]] | None = None,
         copies: Copies | None = None,
         lifetimes: Callable[[], Lifetimes] | None = None,
     ) -> None:
         """Open the memory, bring the index up to the ledger, and import MEMORY.md edits made while closed.
 
-        `meaning_context` False embeds each log entry without the one before it (benchmarks' ablation).
         `places` lists the directories whose transcript and prompt cache this memory feeds (by default the
         agent's own); `copies` scrubs the agent's messages kept elsewhere when an erase asks for it;
         `lifetimes` gives the days each tier's facts stand without an end of their own, as set now.
@@ -101,7 +99,7 @@ class MemoryStore(MemoryWrites):
         self._lifetimes: Callable[[], Lifetimes] = lifetimes or dict
         ledger = Ledger(self.memory_dir / "ledger.jsonl")
         try:
-            index = MemoryIndex(self.memory_dir / "index.sqlite", meaning_context=meaning_context)
+            index = MemoryIndex(self.memory_dir / "index.sqlite")
             MemoryReads.__init__(self, ledger, index)
             self._view = ViewSync(
                 self.view_path, self._index, self.agent_id, self, self._apply_view_edits, self._told, self._disk

@@ -2,13 +2,14 @@
 
 A fact has a vector only while it stands (live, confirmed, with text): a retraction, supersession, rejection
 or erase deletes it in the same transaction (secure delete zeroes the bytes, an erase's vacuum drops the
-pages). A log entry is embedded in its context: the text of the standing log entry just before it in its
-episode (the same day), then its own. When that entry stops standing, or one before it stands again, the
-vector is deleted in the same transaction and computed again, so a removed fact's text lives on in no
-neighbour's vector. Vectors are computed by one background thread per process, newest facts first, in small
-batches, and written on the index's own thread only if the fact still stands with the very text and
-context embedded, so an erase that races the computation leaves nothing behind. Deleting the index loses
-nothing: it is computed again.
+pages). Each vector is of the fact's own text alone. A log entry is searched in its context: its vector
+composed with that of the standing log entry just before it in its episode (the same day), at the weight
+the ranking gives (`nearest`, `scores`), so a reply is found by what it answers. The composition is made at
+search time from the vectors that stand, so a removed fact's meaning lives on in no neighbour, and an entry
+is embedded once, whatever comes to stand before it. Vectors are computed by one background thread per
+process, newest facts first, in small batches, and written on the index's own thread only if the fact still
+stands with the very text embedded, so an erase that races the computation leaves nothing behind. Deleting
+the index loses nothing: it is computed again.
 """
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ MeaningState = Literal["on", "loading", "off"]
 semantic recall is switched off or the engine is missing or failed to load."""
 
 VECTOR_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY, v BLOB NOT NULL, after INTEGER);"
-"""`after`: the log entry whose text was embedded before the fact's own (NULL: the fact alone)."""
+"""`after` is NULL: vectors are of a fact alone (files written before composition held pairs, under another
+`vector_model`, and are computed again)."""
 
 _STANDS = "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL"
+_STANDS_P = "p.status = 'live' AND p.trust = 'confirmed' AND p.text IS NOT NULL"
+_STANDS_N = "n.status = 'live' AND n.trust = 'confirmed' AND n.text IS NOT NULL"
 
 
 def _stands(fact: Fact) -> bool:
@@ -57,19 +61,30 @@ def _stands(fact: Fact) -> bool:
 
 
 class Passage(NamedTuple):
-    """What one fact's vector is computed from: its own text, and the entry read before it (if any)."""
+    """What one fact's vector is computed from: its own text."""
 
-    text: str
-    after: int | None
     embedded: str
+
+
+def compose(cosines: Vectors, before: npt.NDArray[np.int64], dots: Vectors, weight: float) -> Vectors:
+    """Each row's cosine with the query once its vector is composed with the row `before` it (-1: none).
+
+    The composed vector is (a + w b) / |a + w b| for unit vectors a (the row) and b (the one before it), so its
+    cosine with a query q is (q.a + w q.b) / sqrt(1 + w^2 + 2w a.b): `dots` holds each row's a.b.
+    """
+    if weight <= 0 or not len(cosines):
+        return cosines
+    has = before >= 0
+    lifted = np.where(has, cosines[np.maximum(before, 0)], 0.0)
+    norms = np.sqrt(1.0 + has * (weight * weight + 2.0 * weight * dots))
+    return ((cosines + weight * lifted) / norms).astype(np.float32)
 
 
 class FactVectors:
     """The vectors of one agent's index: which facts need one, the computed ones, and nearest-neighbour search.
 
     Methods other than those the worker calls (`_take`, `_deliver`) run on the index's thread. With
-    `context` False every fact is embedded alone (benchmarks' ablation). With `loading` True the process's
-    embedder is still loading: words only until `adopt_loaded` finds it decided.
+    `loading` True the process's embedder is still loading: words only until `adopt_loaded` finds it decided.
     """
 
     def __init__(
@@ -78,12 +93,10 @@ class FactVectors:
         embedder: Embedder | None,
         worker: EmbeddingWorker | None,
         *,
-        context: bool = True,
         loading: bool = False,
     ) -> None:
         self._db = db
         self.embedder: Embedder | None = None
-        self._context = context
         self._worker: EmbeddingWorker | None = None
         self._loading = loading and embedder is None
         self._lock = threading.Lock()
@@ -98,17 +111,19 @@ class FactVectors:
         self._held = False
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
+        self._before_of: dict[int, int] | None = None  # standing log entry -> the standing one before it
+        self._pairs: tuple[npt.NDArray[np.int64], Vectors] | None = None  # each row's before row, and a.b
         if embedder is not None:
             self._use(embedder, worker)
 
     def _use(self, embedder: Embedder, worker: EmbeddingWorker | None) -> None:
         self.embedder, self._worker = embedder, worker
-        model = embedder.name + ("+before" if self._context else "")
+        model = embedder.name
         if self._meta("vector_model") != model:
             # Vectors of another model (or read another way) are not comparable with this one's queries.
             self._db.execute("DELETE FROM vectors")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
-            self._matrix = self._seqs = None
+            self._forget_matrix()
 
     @property
     def meaning(self) -> MeaningState:
@@ -130,7 +145,13 @@ class FactVectors:
     def reconnect(self, db: sqlite3.Connection) -> None:
         """Use `db` from now on (the index file was replaced by a compacted copy of the same rows)."""
         self._db = db
+        self._forget_matrix()
+
+    def _forget_matrix(self) -> None:
+        """Read the vectors, and which entry stands before which, from the table again at the next search."""
         self._matrix = self._seqs = None
+        self._before_of = None
+        self._pairs = None
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -149,74 +170,40 @@ class FactVectors:
 
     # ---- what a fact is embedded from
 
-    def _before(self, seq: int, episode: str | None) -> tuple[int, str] | None:
-        """The standing log entry just before `seq` in its episode, as (seq, text)."""
-        if episode is None or not self._context:
-            return None
-        row = self._db.execute(
-            f"SELECT seq, text FROM facts WHERE episode = ? AND seq < ? AND {_STANDS} ORDER BY seq DESC LIMIT 1",
-            (episode, seq),
-        ).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]))
-
     def _passages(self, seqs: Iterable[int]) -> dict[int, Passage]:
-        """The passage of each standing fact among `seqs`, as it stands now."""
+        """The passage of each standing fact among `seqs`: its text as it stands now."""
         seqs = list(seqs)
         out: dict[int, Passage] = {}
         for start in range(0, len(seqs), 500):
             chunk = seqs[start : start + 500]
-            sql = f"SELECT seq, text, episode FROM facts WHERE seq IN ({', '.join('?' * len(chunk))}) AND {_STANDS}"
-            for seq, text, episode in self._db.execute(sql, chunk).fetchall():
-                before = self._before(seq, episode)
-                if before is None:
-                    out[seq] = Passage(text, None, text)
-                else:
-                    out[seq] = Passage(text, before[0], f"{before[1]}\n{text}")
+            sql = f"SELECT seq, text FROM facts WHERE seq IN ({', '.join('?' * len(chunk))}) AND {_STANDS}"
+            out.update((int(seq), Passage(str(text))) for seq, text in self._db.execute(sql, chunk).fetchall())
         return out
-
-    def _next_after(self, fact: Fact) -> int | None:
-        """The standing log entry just after `fact` in its episode: the one that reads `fact` as its context."""
-        episode = self._db.execute("SELECT episode FROM facts WHERE seq = ?", (fact.seq,)).fetchone()
-        if episode is None or episode[0] is None or not self._context:
-            return None
-        row = self._db.execute(
-            f"SELECT seq FROM facts WHERE episode = ? AND seq > ? AND {_STANDS} ORDER BY seq LIMIT 1",
-            (episode[0], fact.seq),
-        ).fetchone()
-        return None if row is None else int(row[0])
 
     # ---- keeping vectors in step with the facts (inside the index's transaction)
 
     def _drop(self, seq: int) -> None:
         with self._lock:
             self._pending.pop(seq, None)
-        if self._db.execute("DELETE FROM vectors WHERE seq = ?", (seq,)).rowcount:
-            self._matrix = self._seqs = None
+        self._db.execute("DELETE FROM vectors WHERE seq = ?", (seq,))
+        # Also when it had no vector: the entry after it is composed with the one before it from now on.
+        self._forget_matrix()
 
     def track(self, facts: Iterable[Fact]) -> None:
-        """A fact that no longer stands loses its vector, and so does the entry that read it as context (it is
-        queued again); one that stands without a vector, or with one read in another context, is queued."""
+        """A fact that no longer stands loses its vector (and lends its meaning to no neighbour from the next
+        search on); one that stands without a vector is queued."""
         facts = list(facts)
-        check = {fact.seq for fact in facts if _stands(fact)}
         for fact in facts:
             if not _stands(fact):
                 self._drop(fact.seq)
-            if fact.tier == "log" and (follower := self._next_after(fact)) is not None:
-                check.add(follower)
-        if not check:
-            return
-        passages = self._passages(check)
-        have: dict[int, int | None] = {}
+        passages = self._passages(fact.seq for fact in facts if _stands(fact))
+        have: set[int] = set()
         seqs = list(passages)
         for start in range(0, len(seqs), 500):
             chunk = seqs[start : start + 500]
-            sql = f"SELECT seq, after FROM vectors WHERE seq IN ({', '.join('?' * len(chunk))})"
-            have.update(self._db.execute(sql, chunk).fetchall())
-        stale = {seq: p for seq, p in passages.items() if seq not in have or have[seq] != p.after}
-        for seq in stale:
-            if seq in have:
-                self._drop(seq)
-        self._queue(stale)
+            sql = f"SELECT seq FROM vectors WHERE seq IN ({', '.join('?' * len(chunk))})"
+            have.update(int(row[0]) for row in self._db.execute(sql, chunk).fetchall())
+        self._queue({seq: passage for seq, passage in passages.items() if seq not in have})
 
     def backfill(self) -> int:
         """Queue every standing fact that has no vector (on open and after a rebuild); returns how many.
@@ -251,7 +238,7 @@ class FactVectors:
             self._pending.clear()
             self._ready.clear()
         self._db.execute("DELETE FROM vectors")
-        self._matrix = self._seqs = None
+        self._forget_matrix()
 
     def _queue(self, jobs: dict[int, Passage]) -> None:
         if not jobs or self._worker is None:
@@ -345,8 +332,7 @@ class FactVectors:
     # ---- writing computed vectors, and searching them (the index's thread)
 
     def drain(self) -> int:
-        """Write the computed vectors whose fact still stands with the text and context that were embedded;
-        returns how many."""
+        """Write the computed vectors whose fact still stands with the text that was embedded; returns how many."""
         if self._closed or self._held or self._db.in_transaction:
             return 0
         with self._lock:
@@ -357,23 +343,70 @@ class FactVectors:
         with write_transaction(self._db):
             for seq, passage, vector in ready:
                 if self._passages([seq]).get(seq) != passage:
-                    continue  # removed, or read in another context now: its new passage is queued
+                    continue  # removed meanwhile
                 self._db.execute(
-                    "INSERT OR REPLACE INTO vectors(seq, v, after) VALUES (?, ?, ?)",
-                    (seq, vector.astype(np.float32).tobytes(), passage.after),
+                    "INSERT OR REPLACE INTO vectors(seq, v, after) VALUES (?, ?, NULL)",
+                    (seq, vector.astype(np.float32).tobytes()),
                 )
                 written.append((seq, vector))
         if written and self._matrix is not None and self._seqs is not None:
             fresh = np.array([seq for seq, _ in written], dtype=np.int64)
             if np.isin(fresh, self._seqs).any():
-                self._matrix = self._seqs = None  # a vector replaced: read them all again
+                self._forget_matrix()  # a vector replaced: read them all again
             else:
                 # Rows stay in seq order (searches look seqs up by bisection).
                 seqs = np.concatenate([self._seqs, fresh])
                 order = np.argsort(seqs, kind="stable")
                 matrix = np.vstack([self._matrix, np.stack([vector for _, vector in written])])
                 self._seqs, self._matrix = seqs[order], matrix[order]
+                self._learn_befores([seq for seq, _ in written])
         return len(written)
+
+    def _learn_befores(self, seqs: Sequence[int]) -> None:
+        """Which standing entry is before each of `seqs`, and before the entry after each (one that stands
+        again now comes between two): the only pairs a new vector changes."""
+        self._pairs = None
+        if self._before_of is None:
+            return
+        for start in range(0, len(seqs), 500):
+            chunk = list(seqs[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            sql = (
+                "SELECT f.seq, "
+                f"(SELECT p.seq FROM facts p WHERE p.episode = f.episode AND p.seq < f.seq AND {_STANDS_P} "
+                "ORDER BY p.seq DESC LIMIT 1), "
+                f"(SELECT n.seq FROM facts n WHERE n.episode = f.episode AND n.seq > f.seq AND {_STANDS_N} "
+                "ORDER BY n.seq LIMIT 1) "
+                f"FROM facts f WHERE f.seq IN ({marks}) AND f.episode IS NOT NULL"
+            )
+            for seq, before, after in self._db.execute(sql, chunk).fetchall():
+                if before is not None:
+                    self._before_of[int(seq)] = int(before)
+                if after is not None:
+                    self._before_of[int(after)] = int(seq)
+
+    def _load_befores(self) -> dict[int, int]:
+        if self._before_of is None:
+            sql = (
+                "SELECT seq, LAG(seq) OVER (PARTITION BY episode ORDER BY seq) FROM facts "
+                f"WHERE episode IS NOT NULL AND {_STANDS}"
+            )
+            rows = self._db.execute(sql).fetchall()
+            self._before_of = {int(seq): int(before) for seq, before in rows if before is not None}
+        return self._before_of
+
+    def _pairing(self) -> tuple[npt.NDArray[np.int64], Vectors]:
+        """For each row, the row of the entry before it (-1: none has a vector), and the two vectors' dot."""
+        seqs, matrix = self._load()
+        if self._pairs is None:
+            befores = self._load_befores()
+            wanted = np.array([befores.get(int(seq), -1) for seq in seqs], dtype=np.int64)
+            rows = np.minimum(np.searchsorted(seqs, wanted), max(len(seqs) - 1, 0))
+            found = (wanted >= 0) & (seqs[rows] == wanted) if len(seqs) else wanted >= 0
+            before = np.where(found, rows, -1)
+            dots = np.where(found, np.einsum("ij,ij->i", matrix, matrix[np.maximum(before, 0)]), 0.0)
+            self._pairs = (before, dots.astype(np.float32))
+        return self._pairs
 
     def _load(self) -> tuple[npt.NDArray[np.int64], Vectors]:
         if self._matrix is None or self._seqs is None:
@@ -383,18 +416,28 @@ class FactVectors:
             self._seqs = np.array([row[0] for row in rows], dtype=np.int64)
             blob = b"".join(row[1] for row in rows)
             self._matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+            self._pairs = None
         return self._seqs, self._matrix
 
-    def scores(self, query: Vectors, seqs: Iterable[int]) -> dict[int, float]:
-        """Cosine similarity of `query` with the vectors of `seqs` (those that have one)."""
+    def _cosines(self, query: Vectors, context: float) -> Vectors:
+        """Every row's cosine with `query`, each log entry's vector composed with the one before it at `context`."""
+        _, matrix = self._load()
+        cosines = matrix @ query.reshape(-1)
+        if context <= 0:
+            return cosines
+        before, dots = self._pairing()
+        return compose(cosines, before, dots, context)
+
+    def scores(self, query: Vectors, seqs: Iterable[int], context: float = 0.0) -> dict[int, float]:
+        """Cosine similarity of `query` with the vectors of `seqs` (those that have one), composed at `context`."""
         self.drain()
-        all_seqs, matrix = self._load()
+        all_seqs, _ = self._load()
         wanted = np.unique(np.fromiter(seqs, dtype=np.int64))
         if not len(all_seqs) or not len(wanted):
             return {}
         rows = np.minimum(np.searchsorted(all_seqs, wanted), len(all_seqs) - 1)
         rows = rows[all_seqs[rows] == wanted]
-        values = matrix[rows] @ query.reshape(-1)
+        values = self._cosines(query, context)[rows]
         return {int(all_seqs[row]): float(value) for row, value in zip(rows, values, strict=True)}
 
     def count(self) -> int:
@@ -402,13 +445,14 @@ class FactVectors:
         self.drain()
         return len(self._load()[0])
 
-    def nearest(self, query: Vectors, limit: int) -> list[tuple[int, float]]:
-        """The `limit` vectors most similar to `query`, best first, as (seq, cosine)."""
+    def nearest(self, query: Vectors, limit: int, context: float = 0.0) -> list[tuple[int, float]]:
+        """The `limit` vectors most similar to `query`, best first, as (seq, cosine), each log entry's composed
+        with the one before it at weight `context` (0: each alone)."""
         self.drain()
-        seqs, matrix = self._load()
+        seqs, _ = self._load()
         if not len(seqs) or limit <= 0:
             return []
-        cosines = matrix @ query.reshape(-1)
+        cosines = self._cosines(query, context)
         if limit < len(cosines):
             top = np.argpartition(-cosines, limit)[:limit]
         else:

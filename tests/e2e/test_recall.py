@@ -75,7 +75,7 @@ def test_memory_recall_finds_a_fact_by_meaning_and_an_erased_fact_by_nothing(tmp
 
 
 # A dialogue log: Melanie's entry addresses Caroline and shares the question's words; Caroline's own entry
-# is what she said. Each entry's vector reads the one before it.
+# is what she said. Each entry is searched by its vector composed with the one before it.
 DIALOGUE = [
     "Caroline: My friend is moving to Lisbon soon.",
     "Melanie: Caroline, how was the support group?",
@@ -104,9 +104,10 @@ def test_a_question_naming_a_speaker_finds_what_they_said_and_an_erase_leaves_no
     index = tmp_path / "agents/ann/memory/index.sqlite"
     assert b"how was the support group" not in index.read_bytes()
     with sqlite3.connect(index) as db:
-        read_after = db.execute("SELECT after FROM vectors WHERE after IS NOT NULL").fetchall()
-        standing = {row[0] for row in db.execute("SELECT seq FROM facts WHERE status = 'live' AND text IS NOT NULL")}
-    assert len(read_after) == 1 and read_after[0][0] in standing, "Caroline's answer now reads the Lisbon entry"
+        vectors = db.execute("SELECT seq, after FROM vectors ORDER BY seq").fetchall()
+        standing = [row[0] for row in db.execute("SELECT seq FROM facts WHERE status = 'live' AND text IS NOT NULL")]
+    assert [seq for seq, _ in vectors] == sorted(standing), "one vector per standing entry, none for the erased one"
+    assert all(after is None for _, after in vectors), "each of its own text: neighbours are composed when searched"
 
 
 # A chat as people name themselves: a lower-case display name and a full name. Ravi's entries address them

@@ -1,8 +1,8 @@
-"""Meaning read in context: a log entry is embedded after the standing entry before it, and only a standing one.
+"""Meaning read in context: a log entry is searched by its vector composed with the standing entry's before it.
 
-The embedder is a fake with hand-set vectors (the model boundary): a passage's cosine with every query is its
-own (last) line's set cosine, or 0.9 x the line before it when that is higher, so an entry read after the
-anchor is lifted by it; every passage it is given is recorded.
+The embedder is a fake with hand-set vectors (the model boundary): a passage's first coordinate is its set
+cosine with every query and the rest is a dimension of its own, so two passages' dot is the product of their
+cosines, and a composed entry's cosine can be worked out by hand. Every passage it is given is recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import asyncio
 import math
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,20 +19,27 @@ import pytest
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Vectors
+from host.memory.ranking import DEFAULT_RANKING
 from tests.support.embedders import embedder_in_use
 
 USER = Evidence("user")
 QUERY = "zebra quartz"
 ANCHOR, NEIGHBOUR, LONE = "Lunch was at the harbour", "We stayed until the evening", "A note standing alone"
 OTHER_DAY, OVERHEARD, LATER = "Another day entirely", "A peer said the harbour was closed", "We walked back"
-COSINES = {ANCHOR: 0.99, NEIGHBOUR: 0.80, LONE: 0.88, OTHER_DAY: 0.1, OVERHEARD: 0.95, LATER: 0.3}
+COSINES = {ANCHOR: 0.99, NEIGHBOUR: 0.80, LONE: 0.86, OTHER_DAY: 0.1, OVERHEARD: 0.95, LATER: 0.3}
 DIMENSIONS = 64
+WEIGHT = DEFAULT_RANKING.meaning_context
+
+
+def composed(own: float, before: float, weight: float = WEIGHT) -> float:
+    """The cosine of (a + w b) / |a + w b| with the query, for unit vectors whose dot is own x before."""
+    return (own + weight * before) / math.sqrt(1 + weight * weight + 2 * weight * own * before)
 
 
 class HandVectors:
     """Each passage's first coordinate is its cosine with every query; the rest is a dimension of its own."""
 
-    name = "hand-vectors-2"
+    name = "hand-vectors-3"
 
     def __init__(self) -> None:
         self.embedded: list[str] = []
@@ -39,8 +47,7 @@ class HandVectors:
 
     def _vector(self, passage: str) -> Vectors:
         dim = self._dims.setdefault(passage, len(self._dims) + 1)
-        *before, own = passage.split("\n")
-        cosine = max([COSINES[own], *(0.9 * COSINES[line] for line in before)])
+        cosine = COSINES[passage]
         vector = np.zeros(DIMENSIONS, dtype=np.float32)
         vector[0], vector[dim] = cosine, math.sqrt(1 - cosine * cosine)
         return vector
@@ -64,11 +71,19 @@ def hand() -> Iterator[HandVectors]:
         yield embedder
 
 
-def meaning(store: MemoryStore) -> list[str]:
+def meaning(store: MemoryStore, weight: float = WEIGHT) -> list[str]:
     assert store.wait_embedded(60)
-    signals = store.recall_signals(QUERY)
+    signals = store.recall_signals(QUERY, ranking=replace(DEFAULT_RANKING, meaning_context=weight))
     assert signals is not None
     return [fact.text or "" for fact in signals.meaning]
+
+
+def score(store: MemoryStore, record_id: str) -> float:
+    """The record's composed cosine with the query, as the meaning list ranks it."""
+    assert store.wait_embedded(60)
+    seq = store.fact(record_id).seq
+    scores = store._index.vectors.scores(HandVectors().query(QUERY), [seq], WEIGHT)
+    return scores[seq]
 
 
 def remember(store: MemoryStore) -> dict[str, str]:
@@ -87,49 +102,58 @@ def remember(store: MemoryStore) -> dict[str, str]:
     return asyncio.run(main())
 
 
-def test_a_log_entry_is_read_after_the_entry_before_it(agent_dir: Path, hand: HandVectors) -> None:
+def test_a_log_entry_is_searched_with_the_entry_before_it_and_each_is_embedded_alone_once(
+    agent_dir: Path, hand: HandVectors
+) -> None:
+    assert composed(COSINES[NEIGHBOUR], COSINES[ANCHOR]) > COSINES[LONE] > COSINES[NEIGHBOUR]
+    with MemoryStore(agent_dir) as store:
+        ids = remember(store)
+        assert meaning(store)[:3] == [ANCHOR, NEIGHBOUR, LONE], "lifted by the anchor before it"
+        assert score(store, ids[NEIGHBOUR]) == pytest.approx(composed(COSINES[NEIGHBOUR], COSINES[ANCHOR]), abs=1e-5)
+        assert score(store, ids[OTHER_DAY]) == pytest.approx(COSINES[OTHER_DAY], abs=1e-5), "a day's first entry"
+        assert score(store, ids[LONE]) == pytest.approx(COSINES[LONE], abs=1e-5), "a note is never composed"
+    assert sorted(hand.embedded) == sorted([ANCHOR, NEIGHBOUR, OTHER_DAY, LONE]), "each text once, alone"
+
+
+def test_at_weight_zero_an_entry_ranks_by_its_own_meaning(agent_dir: Path, hand: HandVectors) -> None:
     with MemoryStore(agent_dir) as store:
         remember(store)
-        assert meaning(store)[:3] == [ANCHOR, NEIGHBOUR, LONE], "read after the anchor, 0.9 x 0.99 beats 0.88"
-    assert f"{ANCHOR}\n{NEIGHBOUR}" in hand.embedded
-    assert LONE in hand.embedded and OTHER_DAY in hand.embedded, "a note, and a day's first entry, stand alone"
+        assert meaning(store, weight=0.0)[:3] == [ANCHOR, LONE, NEIGHBOUR]
 
 
-def test_read_alone_an_entry_ranks_by_its_own_meaning(agent_dir: Path, hand: HandVectors) -> None:
-    with MemoryStore(agent_dir, meaning_context=False) as store:
-        remember(store)
-        assert meaning(store)[:3] == [ANCHOR, LONE, NEIGHBOUR]
-    assert not [passage for passage in hand.embedded if "\n" in passage]
-
-
-def test_a_retracted_entry_leaves_the_next_ones_vector(agent_dir: Path, hand: HandVectors) -> None:
+def test_a_retracted_entry_lends_its_meaning_to_no_neighbour_and_nothing_is_embedded_again(
+    agent_dir: Path, hand: HandVectors
+) -> None:
     with MemoryStore(agent_dir) as store:
         ids = remember(store)
         meaning(store)
+        embedded = list(hand.embedded)
         asyncio.run(store.retract(ids[ANCHOR], evidence=USER))
         found = meaning(store)
         assert ANCHOR not in found
-        assert found[:2] == [LONE, NEIGHBOUR], "without the anchor the entry is read alone"
-        assert hand.embedded[-1] == NEIGHBOUR, "computed again, alone"
+        assert found[:2] == [LONE, NEIGHBOUR], "without the anchor the entry is searched alone"
+        assert score(store, ids[NEIGHBOUR]) == pytest.approx(COSINES[NEIGHBOUR], abs=1e-5)
+        assert hand.embedded == embedded, "its own vector still holds: nothing is computed again"
         assert ANCHOR not in [hit.fact.text for hit in store.search(QUERY)]
 
 
-def test_an_erased_entry_is_in_no_vector(agent_dir: Path, hand: HandVectors) -> None:
+def test_an_erased_entry_is_in_no_vector_and_no_composition(agent_dir: Path, hand: HandVectors) -> None:
     with MemoryStore(agent_dir) as store:
         ids = remember(store)
         meaning(store)
-        anchor_seq = next(hit.fact.seq for hit in store.search(QUERY) if hit.fact.id == ids[ANCHOR])
+        anchor_seq = store.fact(ids[ANCHOR]).seq
         asyncio.run(store.erase(ids[ANCHOR], evidence=USER))
         found = meaning(store)
         assert ANCHOR not in found and found[:2] == [LONE, NEIGHBOUR]
+        assert score(store, ids[NEIGHBOUR]) == pytest.approx(COSINES[NEIGHBOUR], abs=1e-5)
         texts = [hit.fact.text for hit in store.search(QUERY, include_retracted=True)]
         assert ANCHOR not in texts and NEIGHBOUR in texts
     with sqlite3.connect(agent_dir / "memory" / "index.sqlite") as db:
         rows = db.execute("SELECT seq, after FROM vectors").fetchall()
-    assert len(rows) == 3 and all(after != anchor_seq and seq != anchor_seq for seq, after in rows)
+    assert len(rows) == 3 and all(seq != anchor_seq and after is None for seq, after in rows)
 
 
-def test_a_proposed_entry_is_read_by_no_neighbour_until_confirmed(agent_dir: Path, hand: HandVectors) -> None:
+def test_a_proposed_entry_is_composed_into_no_neighbour_until_confirmed(agent_dir: Path, hand: HandVectors) -> None:
     with MemoryStore(agent_dir) as store:
         remember(store)
         meaning(store)
@@ -137,13 +161,12 @@ def test_a_proposed_entry_is_read_by_no_neighbour_until_confirmed(agent_dir: Pat
             store.note(OVERHEARD, tier="log", valid_from="2023-05-08T12:02:00", evidence=Evidence("peer:pat"))
         )
         assert proposed.fact is not None and proposed.fact.trust == "proposed"
-        asyncio.run(store.note(LATER, tier="log", valid_from="2023-05-08T12:03:00", evidence=USER))
-        found = meaning(store)
-        assert OVERHEARD not in found and LATER not in found, "0.9 x 0.80 is below the floor of 0.8"
-        assert not [passage for passage in hand.embedded if OVERHEARD in passage], "never embedded"
-        assert f"{NEIGHBOUR}\n{LATER}" in hand.embedded
+        later = asyncio.run(store.note(LATER, tier="log", valid_from="2023-05-08T12:03:00", evidence=USER))
+        assert later.fact is not None
+        assert OVERHEARD not in meaning(store)
+        assert OVERHEARD not in hand.embedded, "never embedded while proposed"
+        assert score(store, later.fact.id) == pytest.approx(composed(COSINES[LATER], COSINES[NEIGHBOUR]), abs=1e-5)
         asyncio.run(store.review(proposed.fact.id, "confirm"))
-        found = meaning(store)
-        assert found[:3] == [ANCHOR, OVERHEARD, NEIGHBOUR]
-        assert f"{OVERHEARD}\n{LATER}" in hand.embedded, "the entry after it is read after it now"
-        assert LATER in found, "0.9 x 0.95 clears the floor"
+        assert meaning(store)[:3] == [ANCHOR, OVERHEARD, NEIGHBOUR]
+        assert score(store, later.fact.id) == pytest.approx(composed(COSINES[LATER], COSINES[OVERHEARD]), abs=1e-5)
+        assert hand.embedded.count(LATER) == 1, "the entry after it is composed anew, not embedded anew"

@@ -172,17 +172,46 @@ class SteppedEngine(GatedEngine):
         return self._inner.passages(texts)
 
 
-def test_an_entry_read_after_a_fact_erased_meanwhile_is_not_written_in_that_context(
+def test_an_entry_is_searched_composed_with_the_standing_entry_before_it(
+    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    use_embedder(engine)
+    store = MemoryStore(agent_dir, clock=clock)
+    weekend, weight = engine.query(WEEKEND), DEFAULT_RANKING.meaning_context
+    try:
+        home, cello = [
+            asyncio.run(store.note(text, evidence=USER, tier="log", valid_from="2024-03-01T10:00:00"))
+            for text in (HOME, CELLO)
+        ]
+        assert home.fact is not None and cello.fact is not None and store.wait_embedded(60)
+        vectors = store._index.vectors
+        first, second = home.fact.seq, cello.fact.seq
+        alone, composed = vectors.scores(weekend, [first, second], 0.0), vectors.scores(weekend, [first, second], weight)
+        assert composed[first] == pytest.approx(alone[first], abs=1e-6), "the day's first entry stands alone"
+        assert abs(composed[second] - alone[second]) > 1e-3, "the second is read with the first"
+    finally:
+        store.close()
+        use_embedder(None)
+
+
+def test_an_entry_after_a_fact_erased_while_it_was_embedded_is_searched_alone(
     engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
 ) -> None:
     stepped = SteppedEngine(engine)
     use_embedder(stepped)
     store = MemoryStore(agent_dir, clock=clock)
     day = "2024-03-01T10:00:00"
+    weekend = engine.query(WEEKEND)
+    weight = DEFAULT_RANKING.meaning_context
 
     def rows() -> list[tuple[int, int | None]]:
         with sqlite3.connect(index_file(agent_dir)) as db:
             return db.execute("SELECT seq, after FROM vectors ORDER BY seq").fetchall()
+
+    def cello_scores(seq: int) -> tuple[float, float]:
+        """CELLO's cosine with the weekend question alone, and composed with the entry before it."""
+        vectors = store._index.vectors
+        return vectors.scores(weekend, [seq], 0.0)[seq], vectors.scores(weekend, [seq], weight)[seq]
 
     async def main() -> None:
         home = await store.note(HOME, evidence=USER, tier="log", valid_from=day)
@@ -190,15 +219,13 @@ def test_an_entry_read_after_a_fact_erased_meanwhile_is_not_written_in_that_cont
         cello = await store.note(CELLO, evidence=USER, tier="log", valid_from=day)
         assert cello.fact is not None
         stepped.steps.release()
-        assert stepped.started.get(timeout=30) == [f"{HOME}\n{CELLO}"], "read after HOME"
+        assert stepped.started.get(timeout=30) == [CELLO], "alone: the entry before it is composed when searched"
         await store.erase(home.fact.id)
-        stepped.steps.release()  # the vector read after HOME is computed, too late
-        assert stepped.started.get(timeout=30) == [CELLO], "queued again, alone"
-        await asyncio.sleep(0.2)  # the late vector reaches the loop and is turned away
-        assert rows() == [], "neither HOME's vector nor one read after it"
-        stepped.steps.release()
+        stepped.steps.release()  # CELLO's own vector, written after the erase
         assert store.wait_embedded(60)
         assert rows() == [(cello.fact.seq, None)]
+        alone, composed = cello_scores(cello.fact.seq)
+        assert composed == pytest.approx(alone, abs=1e-6), "nothing of the erased entry is in its search"
 
     try:
         asyncio.run(main())
