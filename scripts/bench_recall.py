@@ -7,9 +7,10 @@ embeddings and asks every question with evidence through `MemoryStore.search` (t
 `memory.search` use). For each set it prints recall@5 / @10 of the default set-up, with embeddings off, of
 the meaning list alone and of a fair plain FTS5 floor (porter, stopwords dropped, OR of quoted terms, bm25),
 every category, and the "BM25-only hits": questions where the floor has an evidence turn in its top 10 and
-recall has none. Then each feature switched off in turn (one of them another memory: no embedder), then a grid of weights chosen on LoCoMo's odd conversations and reported on its
-even ones and on REALTALK (REALTALK is never used to choose anything). A model's rewrite of a question is
-not measured here (no model runs in this bench); the category words it would add to are (`expansion`).
+recall has none. Then each feature switched off in turn (one of them another memory: no embedder), then a
+grid of weights chosen on LoCoMo's odd conversations and reported on its even ones and on REALTALK
+(REALTALK is never used to choose anything). A model's rewrite of a question is not measured here (no
+model runs in this bench); the category words it would add to are (`expansion`).
 
 Part 2 times a query at 10,000 records (LoCoMo's turns, then the same turns retold): `memory_recall`'s path,
 the ranking alone once the query is embedded, the path without embeddings, and the fair plain FTS5 floor, in
@@ -20,7 +21,8 @@ off in the same run, and the background embedder's notes/s once the hogs stop (`
 
 Passage vectors are cached by text under --cache (derived data; a first run computes them on one core, about
 60 ms a turn on an idle machine, so about 15 minutes for both sets; later runs take minutes). The data is
-read from --locomo and --realtalk, never copied; by default from $HEARTH_BENCH_DATA, else `shared/bench` beside the repository (for a worktree, beside its main checkout).
+read from --locomo and --realtalk, never copied; by default from $HEARTH_BENCH_DATA, else `shared/bench`
+beside the repository (for a worktree, beside its main checkout).
 
 Run: python scripts/bench_recall.py [--locomo FILE] [--realtalk DIR] [--cache DIR] [--runs 3] [--skip-latency]
      python scripts/bench_recall.py --busy [--busy-notes 10000] [--busy-searches 1000] [--busy-window 60]
@@ -120,9 +122,7 @@ class CachedEmbedder:
 
 
 @contextmanager
-def _memory(
-    items: list[NoteItem], *, embeddings: bool = True
-) -> Iterator[tuple[MemoryStore, list[str | None]]]:
+def _memory(items: list[NoteItem], *, embeddings: bool = True) -> Iterator[tuple[MemoryStore, list[str | None]]]:
     """A fresh agent memory holding `items`, its vectors all written; yields the store and each item's id.
     `embeddings` False opens it without an embedder."""
     with tempfile.TemporaryDirectory() as tmp:

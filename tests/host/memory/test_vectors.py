@@ -186,7 +186,10 @@ def test_an_entry_is_searched_composed_with_the_standing_entry_before_it(
         assert home.fact is not None and cello.fact is not None and store.wait_embedded(60)
         vectors = store._index.vectors
         first, second = home.fact.seq, cello.fact.seq
-        alone, composed = vectors.scores(weekend, [first, second], 0.0), vectors.scores(weekend, [first, second], weight)
+        alone, composed = (
+            vectors.scores(weekend, [first, second], 0.0),
+            vectors.scores(weekend, [first, second], weight),
+        )
         assert composed[first] == pytest.approx(alone[first], abs=1e-6), "the day's first entry stands alone"
         assert abs(composed[second] - alone[second]) > 1e-3, "the second is read with the first"
     finally:
