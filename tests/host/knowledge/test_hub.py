@@ -70,7 +70,12 @@ def test_meaning_finds_a_chunk_that_shares_no_word_with_the_query_and_says_why(t
             status = await until_idle(reports)
             while status.embedded < status.chunks or status.chunks < 2:
                 status = await until_idle(reports)
-            [hit] = await hub.search(ADA, "cat behaviour", 5)
+            # The count is read from the table, written a moment before the searched vectors take the batch.
+            for _ in range(100):
+                if hits := await hub.search(ADA, "cat behaviour", 5):
+                    break
+                await asyncio.sleep(0.05)
+            [hit] = hits
             assert hit.chunk.path == str(docs / "cats.md")
             assert (hit.words_rank, hit.meaning_rank, hit.terms) == (None, 1, ())
             assert hit.cosine is not None and hit.cosine > 0.9
