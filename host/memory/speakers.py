@@ -3,10 +3,11 @@
 A log entry that records what someone said starts with their label and a colon ("Caroline: ...", "maren: ...",
 "Tomas Berg: ...", "dana_k: ..."). A label is compared as its key (case folded), and a person is also named by
 the first part of a label of several parts ("Tomas" for "Tomas Berg", "Dana" for "dana_k"); a full name in a
-question names a one-word label by its first word. Only labels that a standing entry has count, so a name
-nobody in the memory speaks under changes nothing. A question's lower-case words are names only when it is
-written without capitals (a cased question capitalises names); function words and headings ("Note:") never are.
-"""
+question names a one-word label by its first word, and a name of six letters or more spelled another way
+names the one label spelled like it ("Muhammad" for "Muhhamed": `same_name`). Only labels that a standing
+entry has count, so a name nobody in the memory speaks under changes nothing. A question's lower-case words
+are names only when it is written without capitals (a cased question capitalises names); function words and
+headings ("Note:") never are."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ __all__ = [
     "name_candidates",
     "match_speakers",
     "without_names",
+    "same_name",
     "MAX_CANDIDATES",
 ]
 
@@ -40,6 +42,9 @@ HEADINGS = frozenset(
 """Labels that head a line ("Note: ...") rather than name who spoke."""
 MAX_CANDIDATES = 200
 """Names looked up per query, so a long message costs a bounded lookup."""
+VARIANT_LETTERS = 6
+"""The shortest name another spelling of which still names its speaker (shorter names differ too often)."""
+_VOWELS = str.maketrans("", "", "aeiouy")
 
 
 def _plain(word: str) -> str:
@@ -125,15 +130,41 @@ def name_candidates(query: str, limit: int = MAX_CANDIDATES) -> list[NameCandida
     return sorted(runs.values(), key=lambda candidate: -len(candidate.written))[:limit]
 
 
+def _skeleton(word: str) -> str:
+    """A word's first letter and its other consonants, each run of one letter counted once."""
+    rest = word[1:].translate(_VOWELS)
+    return word[:1] + "".join(letter for n, letter in enumerate(rest) if n == 0 or rest[n - 1] != letter)
+
+
+def same_name(one: str, other: str) -> bool:
+    """Whether two different one-word names of `VARIANT_LETTERS` or more are one name spelled two ways: the
+    same first and last letter and the same consonants ("muhammad", "muhhamed"; not "summer", "samara")."""
+    return (
+        one != other
+        and min(len(one), len(other)) >= VARIANT_LETTERS
+        and one.isalpha()
+        and other.isalpha()
+        and one[-1] == other[-1]
+        and _skeleton(one) == _skeleton(other)
+    )
+
+
 def match_speakers(candidates: Iterable[NameCandidate], speakers: Iterable[str]) -> dict[str, set[str]]:
-    """The speakers' keys that `candidates` name, each with the candidates' written forms that name it."""
+    """The speakers' keys that `candidates` name, each with the candidates' written forms that name it.
+
+    A candidate that is no speaker's name form names the one speaker whose form it spells another way.
+    """
     by_form: dict[str, list[str]] = {}
     for key in speakers:
         for form in name_forms(key):
             by_form.setdefault(form, []).append(key)
     named: dict[str, set[str]] = {}
     for candidate in candidates:
-        for key in by_form.get(candidate.key, ()):
+        keys = by_form.get(candidate.key, [])
+        if not keys:
+            variants = {key for form, owners in by_form.items() if same_name(candidate.key, form) for key in owners}
+            keys = list(variants) if len(variants) == 1 else []
+        for key in keys:
             named.setdefault(key, set()).add(candidate.written)
     return named
 

@@ -17,6 +17,7 @@ from host.memory.speakers import (
     match_speakers,
     name_candidates,
     name_forms,
+    same_name,
     speaker_key,
     speaker_of,
     without_names,
@@ -81,6 +82,19 @@ def test_a_first_name_names_a_full_name_label_and_a_full_name_names_a_one_word_l
         "tomas berg": {"Tomas Berg", "Tomas"}
     }
     assert match_speakers(name_candidates("What did Kate say?"), speakers) == {}, "nobody speaks as Kate"
+
+
+def test_a_name_spelled_another_way_names_the_one_speaker_spelled_like_it() -> None:
+    speakers = ["muhhamed", "fahim khan", "samara", "nebraas", "marena"]
+    asked = "Did Muhammad and Fahim go? Was Nebras there in Summer?"
+    assert match_speakers(name_candidates(asked), speakers) == {
+        "muhhamed": {"Muhammad"},
+        "fahim khan": {"Fahim"},
+        "nebraas": {"Nebras"},
+    }, "Summer is no Samara: its last letter differs"
+    assert same_name("muhammad", "muhhamed") and not same_name("maria", "mario"), "five letters are too few"
+    assert match_speakers(name_candidates("What did Marena say?"), ["marena", "marene"]) == {"marena": {"Marena"}}
+    assert match_speakers(name_candidates("What did Marina say?"), ["marena", "maryna"]) == {}, "two labels fit"
 
 
 def test_a_long_message_looks_up_a_bounded_number_of_names() -> None:
