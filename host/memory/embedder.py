@@ -36,6 +36,8 @@ __all__ = [
     "loaded_embedder",
     "use_embedder",
     "team_size",
+    "team_for",
+    "own_runnable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,18 +55,40 @@ search's query (and the rest of the host) takes the core first and the backlog w
 
 
 def team_size() -> int:
-    """OpenMP threads for the next engine call: two only while fewer tasks are runnable than there are cores.
+    """OpenMP threads for the next engine call: two only while no other process's task wants a core.
 
     The engine's team meets at a barrier after every step of every layer; when a core is taken by other work,
     a team member waits for the scheduler at each of them (measured beside two busy processes: a query 205 ms
     median and 2 s at p95 on two threads, 32 / 43 ms on one). `/proc/loadavg`'s runnable count is read at
-    the moment of the call (it includes the caller); elsewhere one thread.
+    the moment of the call. It counts this process's own runnable threads too (the caller, and the event loop
+    writing the last batch's vectors), which leave the engine's team as soon as they block: counted as
+    others, they held the background worker to one thread for 43 of 45 batches, at half its idle rate.
     """
     try:
         runnable = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         return 1
-    return QUERY_THREADS if runnable < (os.cpu_count() or 1) else 1
+    return team_for(runnable, own_runnable(), os.cpu_count() or 1)
+
+
+def team_for(runnable: int, own: int, cores: int) -> int:
+    """The team for `runnable` tasks on the machine, `own` of them this process's: two while the others
+    and the caller leave a core free."""
+    others = max(runnable - own, 0)
+    return QUERY_THREADS if others + 1 < cores else 1
+
+
+def own_runnable() -> int:
+    """This process's threads in the running state now, the caller among them (so at least one)."""
+    count = 0
+    for stat in Path("/proc/self/task").glob("*/stat"):
+        try:
+            # The state follows the command name, which is in parentheses and may hold spaces.
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += state == "R"
+    return max(count, 1)
 
 
 class Embedder(Protocol):

@@ -8,11 +8,12 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from host.memory import Evidence, MemoryStore
 from host.memory import embedder as embedders
-from host.memory.embedder import SWITCH, Embedder, use_embedder
+from host.memory.embedder import QUERY_THREADS, SWITCH, Embedder, own_runnable, team_for, use_embedder
 from host.memory.tools import WORDS_ONLY_NOTE, run_memory_tool
 from host.memory.trust import CLEAN
 
@@ -102,3 +103,38 @@ def test_with_semantic_recall_switched_off_a_search_says_off_and_never_loads_the
 
     asyncio.run(main())
     assert not slow_load.started.is_set() and not embedders._loading
+
+
+def test_the_engine_takes_both_cores_unless_another_process_is_runnable() -> None:
+    assert team_for(runnable=1, own=1, cores=2) == QUERY_THREADS, "only the caller: both cores"
+    assert team_for(runnable=2, own=2, cores=2) == QUERY_THREADS, "the caller and the loop writing vectors"
+    assert team_for(runnable=3, own=3, cores=2) == QUERY_THREADS, "however many of its own threads run"
+    assert team_for(runnable=2, own=1, cores=2) == 1, "another process holds a core"
+    assert team_for(runnable=4, own=1, cores=2) == 1, "both cores busy"
+    assert team_for(runnable=3, own=2, cores=2) == 1
+    assert team_for(runnable=2, own=1, cores=4) == QUERY_THREADS, "four cores, one taken: two are free"
+    assert team_for(runnable=1, own=5, cores=2) == QUERY_THREADS, "counts read a moment apart never go below zero"
+
+
+def test_a_busy_thread_of_this_process_is_counted_as_its_own() -> None:
+    assert own_runnable() >= 1, "the caller itself runs"
+    stop = threading.Event()
+    seen = []
+
+    def spin() -> None:
+        matrix = np.ones((64, 64), dtype=np.float32)
+        while not stop.is_set():
+            matrix = matrix @ matrix / 64
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        for _ in range(200):
+            seen.append(own_runnable())
+            if max(seen) >= 2:
+                break
+            threading.Event().wait(0.005)
+    finally:
+        stop.set()
+        spinner.join(10)
+    assert max(seen) >= 2, f"the spinning thread was never seen running: {seen[-5:]}"
