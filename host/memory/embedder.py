@@ -16,6 +16,7 @@ import importlib
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "team_size",
     "team_for",
     "own_runnable",
+    "machine_runnable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -49,6 +51,10 @@ QUERY_THREADS = min(2, os.cpu_count() or 1)
 """The most OpenMP threads one engine call uses: two halve a query on an idle 2-core machine (a 32-token
 question 39 -> 21 ms). Each call takes them only while a core is free (`team_size`)."""
 _ENGINE_ENVIRONMENT = {"OMP_NUM_THREADS": str(QUERY_THREADS)}
+TEAM_SAMPLES = 3
+TEAM_SAMPLE_GAP = 0.002
+"""Reads of the machine's runnable tasks, this many seconds apart, before an engine call is held to one thread
+(`team_size`): a disk write's kernel threads run for a moment after each batch's vectors are written."""
 BACKGROUND_NICE = 10
 """How much lower the background worker's thread runs than the host's other threads (Linux `nice`), so a
 search's query (and the rest of the host) takes the core first and the backlog waits, never the other way."""
@@ -62,13 +68,28 @@ def team_size() -> int:
     median and 2 s at p95 on two threads, 32 / 43 ms on one). `/proc/loadavg`'s runnable count is read at
     the moment of the call. It counts this process's own runnable threads too (the caller, and the event loop
     writing the last batch's vectors), which leave the engine's team as soon as they block: counted as
-    others, they held the background worker to one thread for 43 of 45 batches, at half its idle rate.
+    others, they held the background worker to one thread for 43 of 45 batches, at half its idle rate. Other
+    tasks come and go too (the kernel's, syncing that write), so a core counts as taken only if it is in
+    each of `TEAM_SAMPLES` reads: other work that holds a core is in all of them.
     """
+    cores = os.cpu_count() or 1
+    for sample in range(TEAM_SAMPLES):
+        if sample:
+            time.sleep(TEAM_SAMPLE_GAP)
+        runnable = machine_runnable()
+        if runnable is None:
+            return 1
+        if team_for(runnable, own_runnable(), cores) > 1:
+            return QUERY_THREADS
+    return 1
+
+
+def machine_runnable() -> int | None:
+    """Tasks running or waiting for a core on the whole machine now (`/proc/loadavg`); None: unknown."""
     try:
-        runnable = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+        return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
-        return 1
-    return team_for(runnable, own_runnable(), os.cpu_count() or 1)
+        return None
 
 
 def team_for(runnable: int, own: int, cores: int) -> int:

@@ -138,3 +138,17 @@ def test_a_busy_thread_of_this_process_is_counted_as_its_own() -> None:
         stop.set()
         spinner.join(10)
     assert max(seen) >= 2, f"the spinning thread was never seen running: {seen[-5:]}"
+
+
+def test_a_task_that_runs_for_a_moment_does_not_take_the_engines_second_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedders, "own_runnable", lambda: 1)
+    monkeypatch.setattr(embedders.os, "cpu_count", lambda: 2)
+    reads = iter([2, 1, 2])
+    monkeypatch.setattr(embedders, "machine_runnable", lambda: next(reads))
+    assert embedders.team_size() == QUERY_THREADS, "the other task was gone at the second read"
+
+    monkeypatch.setattr(embedders, "machine_runnable", lambda: 2)
+    assert embedders.team_size() == 1, "another process held a core at every read"
+
+    monkeypatch.setattr(embedders, "machine_runnable", lambda: None)
+    assert embedders.team_size() == 1, "unknown: one thread"
