@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ __all__ = [
     "load_embedder",
     "default_embedder",
     "loaded_embedder",
+    "when_decided",
     "use_embedder",
     "team_size",
     "team_for",
@@ -262,14 +264,37 @@ def loaded_embedder() -> tuple[Embedder | None, bool]:
         return default_embedder(), True
     with _loading_lock:
         if not _loading:
-            thread = threading.Thread(target=default_embedder, name="memory-embedder-load", daemon=True)
+            thread = threading.Thread(target=_load_and_announce, name="memory-embedder-load", daemon=True)
             _loading.append(thread)
             thread.start()
     return (_default[0], True) if _default else (None, False)
 
 
+def when_decided(callback: Callable[[], None]) -> None:
+    """Call `callback` once the process's embedder is decided: now if it is, else on the loading thread when
+    the load ends, so a memory opened meanwhile starts its vectors then, not at its next search."""
+    with _loading_lock:
+        if not _default:
+            _decided_callbacks.append(callback)
+            return
+    callback()
+
+
+def _load_and_announce() -> None:
+    default_embedder()
+    with _loading_lock:
+        callbacks = list(_decided_callbacks)
+        _decided_callbacks.clear()
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:  # one memory's failure must not keep the others from their vectors
+            logger.exception("memory embeddings: starting after the model loaded failed")
+
+
 _loading: list[threading.Thread] = []
 _loading_lock = threading.Lock()
+_decided_callbacks: list[Callable[[], None]] = []
 
 
 def use_embedder(embedder: Embedder | None) -> None:

@@ -20,13 +20,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from host.memory.embedder import Embedder, Vectors, loaded_embedder
+from host.memory.embedder import Embedder, Vectors, loaded_embedder, when_decided
 from host.memory.fold import Fact
 from host.store.sqlite_tx import write_transaction
 
@@ -39,6 +39,9 @@ BATCH = 16
 run, so the batch bounds what the host holds: batches of 64 LoCoMo turn pairs took 95 MB more and 16 took
 26 MB, and 16 loses nothing in speed (single LoCoMo turns on two idle cores: 31.7 a second at 16, 31.8 at 64,
 29.2 one at a time). Nothing waits for a batch: a search computes a small backlog itself (`compute_fresh`)."""
+
+ADOPT_RETRY = 0.1
+"""Seconds before an index that was mid-write when the model loaded tries again to start its vectors."""
 
 BACKFILL_STEP = 500
 """Facts a backfill reads the passages of in one event-loop turn (about 6 ms of the loop's time)."""
@@ -115,6 +118,8 @@ class FactVectors:
         self._pairs: tuple[npt.NDArray[np.int64], Vectors] | None = None  # each row's before row, and a.b
         if embedder is not None:
             self._use(embedder, worker)
+        if self._loading:
+            self._adopt_when_decided()
 
     def _use(self, embedder: Embedder, worker: EmbeddingWorker | None) -> None:
         self.embedder, self._worker = embedder, worker
@@ -129,6 +134,26 @@ class FactVectors:
     def meaning(self) -> MeaningState:
         """Whether searches rank by meaning now."""
         return "on" if self.embedder is not None else "loading" if self._loading else "off"
+
+    def _adopt_when_decided(self) -> None:
+        """Adopt the embedder on this index's loop as soon as it has loaded (without a loop: at the next search)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        def adopt() -> None:
+            if self._closed:
+                return
+            self.adopt_loaded(worker_for)
+            if self._loading:  # the index was mid-write: try again in a moment
+                loop.call_later(ADOPT_RETRY, adopt)
+
+        def on_loop() -> None:
+            with suppress(RuntimeError):  # the loop has ended: the next open adopts it
+                loop.call_soon_threadsafe(adopt)
+
+        when_decided(on_loop)
 
     def adopt_loaded(self, worker: Callable[[Embedder], EmbeddingWorker]) -> None:
         """Once the process's embedder has loaded (or failed to), use it and queue every standing fact's vector."""

@@ -152,3 +152,23 @@ def test_a_task_that_runs_for_a_moment_does_not_take_the_engines_second_core(mon
 
     monkeypatch.setattr(embedders, "machine_runnable", lambda: None)
     assert embedders.team_size() == 1, "unknown: one thread"
+
+
+def test_a_memory_opened_while_the_model_loads_computes_its_vectors_once_it_has_without_another_search(
+    slow_load: SlowLoad, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    async def main() -> None:
+        with MemoryStore(agent_dir, clock=clock) as store:
+            await store.note(HOME, evidence=USER)
+            await store.note(CELLO, evidence=USER)
+            assert await asyncio.to_thread(slow_load.started.wait, 30)
+            await store.prepare_recall(WHERE)
+            assert store.meaning == "loading"
+
+            slow_load.release.set()  # and no search after it
+            async with asyncio.timeout(60):  # a guard against a hang, not a measurement
+                while store.meaning != "on" or store._index.vectors.count() < 2:
+                    await asyncio.sleep(0.05)
+            assert texts(store, WHERE)[0] == HOME, "ranked by meaning"
+
+    asyncio.run(main())
