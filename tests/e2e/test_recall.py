@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from host.memory.embedder import SWITCH
+import numpy as np
+
+from host.memory.embedder import SWITCH, load_embedder
 from host.memory.rewrite import REWRITE_MARK
 from host.memory.rewrite import SWITCH as REWRITE_SWITCH
 from host.memory.tools import WORDS_ONLY_NOTE
@@ -214,3 +217,71 @@ def test_the_first_searches_after_a_start_run_on_words_while_the_model_loads_and
     loading, ready = recall_results(tmp_path / "data")
     assert "Lisbon" in loading and WORDS_ONLY_NOTE in loading.splitlines()
     assert "Lisbon" in ready and WORDS_ONLY_NOTE not in ready
+
+
+PLACES = ["attic", "garage", "kitchen", "cellar", "garden shed", "hallway", "studio", "car boot"]
+THINGS = ["violin", "tent", "bicycle pump", "winter coat", "toolbox", "photo album", "kettle", "chess set"]
+
+
+def _stored_vectors(index: Path) -> tuple[dict[int, bytes], dict[int, str]]:
+    """The index's vectors and its standing facts' texts, each by seq, read as another process would."""
+    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=30)
+    try:
+        try:
+            vectors = {int(seq): bytes(blob) for seq, blob in db.execute("SELECT seq, v FROM vectors")}
+        except sqlite3.OperationalError:  # no vectors table yet
+            vectors = {}
+        sql = "SELECT seq, text FROM facts WHERE status = 'live' AND text IS NOT NULL"
+        return vectors, {int(seq): str(text) for seq, text in db.execute(sql)}
+    finally:
+        db.close()
+
+
+def test_killing_the_host_while_it_writes_vectors_loses_no_fact_and_leaves_each_vector_its_own_facts(
+    tmp_path: Path,
+) -> None:
+    index = tmp_path / "agents/ann/memory/index.sqlite"
+    texts = [f"Note {n}: the {THINGS[n % 8]} is kept in the {PLACES[n // 8 % 8]}, box {n}." for n in range(320)]
+
+    async def note_then_kill() -> None:
+        async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
+            await create_ann(host, *RULES)
+            for text in texts:
+                await host.call("memory.note", {"agentId": "ann", "text": text})
+            async with asyncio.timeout(120):
+                while len(_stored_vectors(index)[0]) < 24:  # the background worker is under way
+                    await asyncio.sleep(0.02)
+            assert host.process is not None
+            os.kill(host.process.pid, signal.SIGKILL)
+
+    asyncio.run(note_then_kill())
+    written, standing = _stored_vectors(index)
+    assert sorted(standing.values()) == sorted(texts), "every acknowledged fact survived the kill"
+    assert len(written) < len(texts), "killed while vectors were still being written"
+
+    async def reopen() -> list[str]:
+        async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
+            async with asyncio.timeout(180):  # no search is needed for the rest to be computed
+                while len(_stored_vectors(index)[0]) < len(texts):
+                    await asyncio.sleep(0.1)
+            await create_ann_ready(host)
+            return await search(host, "Where is the violin stored, box 0?")
+
+    found = asyncio.run(reopen())
+    assert found[0] == texts[0]
+    vectors, standing = _stored_vectors(index)
+    assert sorted(vectors) == sorted(standing), "one vector per standing fact"
+    engine = load_embedder()
+    assert engine is not None
+    sample = sorted(vectors)[::10]
+    expected = engine.passages([standing[seq] for seq in sample])
+    for row, seq in enumerate(sample):
+        stored = np.frombuffer(vectors[seq], dtype=np.float32)
+        assert float(stored @ expected[row]) > 0.999, f"fact {seq}'s vector is its own text's"
+
+
+async def create_ann_ready(host: HostProcess) -> None:
+    """Wait until ann's searches rank by meaning (she exists already)."""
+    async with asyncio.timeout(60):
+        while (await host.call("memory.search", {"agentId": "ann", "query": "ready?"}))["meaning"] != "on":
+            pass
