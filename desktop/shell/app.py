@@ -109,7 +109,7 @@ class HearthApp(App[None]):
 
     @work(exclusive=True, group="connect")
     async def connect(self) -> None:
-        self.query_one("#host-status", Static).update("connecting to the host…")
+        self._show_status("connecting to the host…")
         try:
             await self.session.connect()
             status = await self.call("host.status", {})
@@ -118,7 +118,7 @@ class HearthApp(App[None]):
                 await self.call("agent.create", {"name": self.first_agent})
                 listing = await self.call("agent.list", {})
         except JsonRpcError as exc:
-            self.query_one("#host-status", Static).update(f"no host: {exc.message}")
+            self._show_status(f"no host: {exc.message}")
             self.push_screen(HostLostDialog(exc.message), self._restart_or_quit)
             return
         await self._offer_works()
@@ -194,7 +194,13 @@ class HearthApp(App[None]):
         model_words = {"loading": " · embedded model loading…", "failed": " · embedded model failed"}
         model = model_words.get(self.model_state, "")
         count = f"{len(self.agents)} agent" + ("" if len(self.agents) == 1 else "s")
-        self.query_one("#host-status", Static).update(f"host: {kernel} · {count}{model}")
+        self._show_status(f"host: {kernel} · {count}{model}")
+
+    def _show_status(self, text: str) -> None:
+        """Show `text` on the status line; nothing once it is gone (closing takes the main widgets down, and a
+        worker still finishing, a roster load on a busy machine, must not end the app then)."""
+        for status in self.query("#host-status").results(Static):
+            status.update(text)
 
     def _render_roster(self) -> None:
         agents = self.query_one("#agents", OptionList)
@@ -474,7 +480,7 @@ class HearthApp(App[None]):
                 self.notify(exc.message, severity="error", title="not deleted")
 
     def on_host_lost(self, event: HostLost) -> None:
-        self.query_one("#host-status", Static).update(f"host: gone ({event.reason})")
+        self._show_status(f"host: gone ({event.reason})")
         self.push_screen(HostLostDialog(event.reason), self._restart_or_quit)
         self._settled()
 

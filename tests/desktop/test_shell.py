@@ -95,6 +95,11 @@ def test_a_host_event_that_comes_as_the_shell_closes_is_let_go(tmp_path: Path) -
                 app.on_host_event(HostEvent("kernel.down", {}))
                 app.on_host_event(HostEvent("model.status", {"state": "failed", "error": "gone"}))
                 assert app.kernel == "down", "the state is kept; there is nothing to show it in"
+
+                async def a_roster_load_finishing() -> None:
+                    app._render_roster()
+
+                await app.run_worker(a_roster_load_finishing()).wait()  # a worker that ends now ends the app no more
             assert (await host.call("ping")) == {}
 
     asyncio.run(main())
