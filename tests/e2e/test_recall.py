@@ -241,7 +241,7 @@ def test_killing_the_host_while_it_writes_vectors_loses_no_fact_and_leaves_each_
     tmp_path: Path,
 ) -> None:
     index = tmp_path / "agents/ann/memory/index.sqlite"
-    texts = [f"Note {n}: the {THINGS[n % 8]} is kept in the {PLACES[n // 8 % 8]}, box {n}." for n in range(320)]
+    texts = [f"Note {n}: the {THINGS[n % 8]} is kept in the {PLACES[n // 8 % 8]}, box {n}." for n in range(160)]
 
     async def note_then_kill() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
