@@ -45,6 +45,11 @@ async def search(host: HostProcess, query: str) -> list[str]:
 async def create_ann(host: HostProcess, *rules: dict[str, Any]) -> None:
     """Create ann, then wait until her searches rank by meaning (the model loads after the host starts)."""
     await host.call("agent.create", {"name": "ann", "settings": scripted_model(*rules)})
+    await ann_ranks_by_meaning(host)
+
+
+async def ann_ranks_by_meaning(host: HostProcess) -> None:
+    """Wait until ann's searches rank by meaning (the model loads after the host starts)."""
     async with asyncio.timeout(60):
         while (await host.call("memory.search", {"agentId": "ann", "query": "ready?"}))["meaning"] != "on":
             pass  # each search asks again
@@ -246,13 +251,18 @@ def test_killing_the_host_while_it_writes_vectors_loses_no_fact_and_leaves_each_
     async def note_then_kill() -> None:
         async with HostProcess(tmp_path, env={SWITCH: "on"}) as host:
             await create_ann(host, *RULES)
-            for text in texts:
-                await host.call("memory.note", {"agentId": "ann", "text": text})
+            # Noted many at a time, so the facts are in before the background worker can keep up with them.
+            for start in range(0, len(texts), 40):
+                notes = [
+                    host.call("memory.note", {"agentId": "ann", "text": text}) for text in texts[start : start + 40]
+                ]
+                await asyncio.gather(*notes)
             async with asyncio.timeout(120):
                 while len(_stored_vectors(index)[0]) < 24:  # the background worker is under way
                     await asyncio.sleep(0.02)
             assert host.process is not None
             os.kill(host.process.pid, signal.SIGKILL)
+            await host.process.wait()  # reaped before the harness's own shutdown looks at it
 
     asyncio.run(note_then_kill())
     written, standing = _stored_vectors(index)
@@ -264,7 +274,7 @@ def test_killing_the_host_while_it_writes_vectors_loses_no_fact_and_leaves_each_
             async with asyncio.timeout(180):  # no search is needed for the rest to be computed
                 while len(_stored_vectors(index)[0]) < len(texts):
                     await asyncio.sleep(0.1)
-            await create_ann_ready(host)
+            await ann_ranks_by_meaning(host)
             return await search(host, "Where is the violin stored, box 0?")
 
     found = asyncio.run(reopen())
@@ -278,10 +288,3 @@ def test_killing_the_host_while_it_writes_vectors_loses_no_fact_and_leaves_each_
     for row, seq in enumerate(sample):
         stored = np.frombuffer(vectors[seq], dtype=np.float32)
         assert float(stored @ expected[row]) > 0.999, f"fact {seq}'s vector is its own text's"
-
-
-async def create_ann_ready(host: HostProcess) -> None:
-    """Wait until ann's searches rank by meaning (she exists already)."""
-    async with asyncio.timeout(60):
-        while (await host.call("memory.search", {"agentId": "ann", "query": "ready?"}))["meaning"] != "on":
-            pass
