@@ -34,11 +34,12 @@ __all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "BACKFILL_STEP", "VECTOR_S
 
 logger = logging.getLogger(__name__)
 
-BATCH = 16
-"""Texts embedded per background engine call. The engine keeps the working memory of the largest batch it has
-run, so the batch bounds what the host holds: batches of 64 LoCoMo turn pairs took 95 MB more and 16 took
-26 MB, and 16 loses nothing in speed (single LoCoMo turns on two idle cores: 31.7 a second at 16, 31.8 at 64,
-29.2 one at a time). Nothing waits for a batch: a search computes a small backlog itself (`compute_fresh`)."""
+BATCH = 4
+"""Texts embedded per background engine call. The engine runs a batch's texts one after another, so a larger
+batch buys no speed and costs memory (it keeps the working memory of the largest batch it has run: batches of
+64 LoCoMo turn pairs took 95 MB more than 16). Single LoCoMo turns on two idle cores, interleaved runs of 320:
+34.8 a second one at a time, 35.0 at 4, 32.1 at 16; the host's background rate from a start, 29.8 notes/s at 4
+against 27.7 at 16. Nothing waits for a batch: a search computes a small backlog itself (`compute_fresh`)."""
 
 ADOPT_RETRY = 0.1
 """Seconds before an index that was mid-write when the model loaded tries again to start its vectors."""
@@ -69,18 +70,33 @@ class Passage(NamedTuple):
     embedded: str
 
 
-def compose(cosines: Vectors, before: npt.NDArray[np.int64], dots: Vectors, weight: float) -> Vectors:
-    """Each row's cosine with the query once its vector is composed with the row `before` it (-1: none).
+class Pairs(NamedTuple):
+    """Each row's neighbours in its episode, as rows (-1: none has a vector), and the dots composing needs."""
 
-    The composed vector is (a + w b) / |a + w b| for unit vectors a (the row) and b (the one before it), so its
-    cosine with a query q is (q.a + w q.b) / sqrt(1 + w^2 + 2w a.b): `dots` holds each row's a.b.
+    before: npt.NDArray[np.int64]
+    after: npt.NDArray[np.int64]
+    with_before: Vectors
+    """a.b: each row's dot with the row before it (0 without one)."""
+    around: Vectors
+    """b.n: the dot of the rows before and after each row (0 without both)."""
+
+
+def compose(cosines: Vectors, pairs: Pairs, before: float, after: float = 0.0) -> Vectors:
+    """Each row's cosine with the query once its vector is composed with the rows before and after it.
+
+    The composed vector is (a + wb b + wn n) / |a + wb b + wn n| for unit vectors a (the row), b and n (the rows
+    before and after it), so its cosine with a query q is (q.a + wb q.b + wn q.n) divided by
+    sqrt(1 + wb^2 + wn^2 + 2 wb a.b + 2 wn a.n + 2 wb wn b.n), with a weight of 0 where a neighbour is missing.
     """
-    if weight <= 0 or not len(cosines):
+    if (before <= 0 and after <= 0) or not len(cosines):
         return cosines
-    has = before >= 0
-    lifted = np.where(has, cosines[np.maximum(before, 0)], 0.0)
-    norms = np.sqrt(1.0 + has * (weight * weight + 2.0 * weight * dots))
-    return ((cosines + weight * lifted) / norms).astype(np.float32)
+    wb = np.where(pairs.before >= 0, max(before, 0.0), 0.0)
+    wn = np.where(pairs.after >= 0, max(after, 0.0), 0.0)
+    q_b = cosines[np.maximum(pairs.before, 0)]
+    q_n = cosines[np.maximum(pairs.after, 0)]
+    a_n = pairs.with_before[np.maximum(pairs.after, 0)]
+    squared = 1.0 + wb * wb + wn * wn + 2.0 * (wb * pairs.with_before + wn * a_n + wb * wn * pairs.around)
+    return ((cosines + wb * q_b + wn * q_n) / np.sqrt(squared)).astype(np.float32)
 
 
 class FactVectors:
@@ -115,7 +131,7 @@ class FactVectors:
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
         self._before_of: dict[int, int] | None = None  # standing log entry -> the standing one before it
-        self._pairs: tuple[npt.NDArray[np.int64], Vectors] | None = None  # each row's before row, and a.b
+        self._pairs: Pairs | None = None
         if embedder is not None:
             self._use(embedder, worker)
         if self._loading:
@@ -420,8 +436,8 @@ class FactVectors:
             self._before_of = {int(seq): int(before) for seq, before in rows if before is not None}
         return self._before_of
 
-    def _pairing(self) -> tuple[npt.NDArray[np.int64], Vectors]:
-        """For each row, the row of the entry before it (-1: none has a vector), and the two vectors' dot."""
+    def _pairing(self) -> Pairs:
+        """Each row's neighbours in its episode that have a vector, and their dots."""
         seqs, matrix = self._load()
         if self._pairs is None:
             befores = self._load_befores()
@@ -429,8 +445,15 @@ class FactVectors:
             rows = np.minimum(np.searchsorted(seqs, wanted), max(len(seqs) - 1, 0))
             found = (wanted >= 0) & (seqs[rows] == wanted) if len(seqs) else wanted >= 0
             before = np.where(found, rows, -1)
-            dots = np.where(found, np.einsum("ij,ij->i", matrix, matrix[np.maximum(before, 0)]), 0.0)
-            self._pairs = (before, dots.astype(np.float32))
+            # Each entry is the one before at most one other (the next standing one in its episode).
+            after = np.full(len(seqs), -1, dtype=np.int64)
+            after[before[found]] = np.flatnonzero(found)
+            with_before = np.where(found, np.einsum("ij,ij->i", matrix, matrix[np.maximum(before, 0)]), 0.0)
+            both = (before >= 0) & (after >= 0)
+            around = np.einsum("ij,ij->i", matrix[np.maximum(before, 0)], matrix[np.maximum(after, 0)])
+            self._pairs = Pairs(
+                before, after, with_before.astype(np.float32), np.where(both, around, 0.0).astype(np.float32)
+            )
         return self._pairs
 
     def _load(self) -> tuple[npt.NDArray[np.int64], Vectors]:
@@ -444,17 +467,20 @@ class FactVectors:
             self._pairs = None
         return self._seqs, self._matrix
 
-    def _cosines(self, query: Vectors, context: float) -> Vectors:
-        """Every row's cosine with `query`, each log entry's vector composed with the one before it at `context`."""
+    def _cosines(self, query: Vectors, context: float, following: float) -> Vectors:
+        """Every row's cosine with `query`, each log entry's vector composed with the one before it at `context`
+        and the one after it at `following`."""
         _, matrix = self._load()
         cosines = matrix @ query.reshape(-1)
-        if context <= 0:
+        if context <= 0 and following <= 0:
             return cosines
-        before, dots = self._pairing()
-        return compose(cosines, before, dots, context)
+        return compose(cosines, self._pairing(), context, following)
 
-    def scores(self, query: Vectors, seqs: Iterable[int], context: float = 0.0) -> dict[int, float]:
-        """Cosine similarity of `query` with the vectors of `seqs` (those that have one), composed at `context`."""
+    def scores(
+        self, query: Vectors, seqs: Iterable[int], context: float = 0.0, following: float = 0.0
+    ) -> dict[int, float]:
+        """Cosine similarity of `query` with the vectors of `seqs` (those that have one), composed at `context`
+        (the entry before) and `following` (the entry after)."""
         self.drain()
         all_seqs, _ = self._load()
         wanted = np.unique(np.fromiter(seqs, dtype=np.int64))
@@ -462,7 +488,7 @@ class FactVectors:
             return {}
         rows = np.minimum(np.searchsorted(all_seqs, wanted), len(all_seqs) - 1)
         rows = rows[all_seqs[rows] == wanted]
-        values = self._cosines(query, context)[rows]
+        values = self._cosines(query, context, following)[rows]
         return {int(all_seqs[row]): float(value) for row, value in zip(rows, values, strict=True)}
 
     def count(self) -> int:
@@ -470,14 +496,16 @@ class FactVectors:
         self.drain()
         return len(self._load()[0])
 
-    def nearest(self, query: Vectors, limit: int, context: float = 0.0) -> list[tuple[int, float]]:
+    def nearest(
+        self, query: Vectors, limit: int, context: float = 0.0, following: float = 0.0
+    ) -> list[tuple[int, float]]:
         """The `limit` vectors most similar to `query`, best first, as (seq, cosine), each log entry's composed
-        with the one before it at weight `context` (0: each alone)."""
+        with the one before it at weight `context` and the one after it at `following` (0: each alone)."""
         self.drain()
         seqs, _ = self._load()
         if not len(seqs) or limit <= 0:
             return []
-        cosines = self._cosines(query, context)
+        cosines = self._cosines(query, context, following)
         if limit < len(cosines):
             top = np.argpartition(-cosines, limit)[:limit]
         else:

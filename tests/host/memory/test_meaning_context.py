@@ -170,3 +170,61 @@ def test_a_proposed_entry_is_composed_into_no_neighbour_until_confirmed(agent_di
         assert meaning(store)[:3] == [ANCHOR, OVERHEARD, NEIGHBOUR]
         assert score(store, later.fact.id) == pytest.approx(composed(COSINES[LATER], COSINES[OVERHEARD]), abs=1e-5)
         assert hand.embedded.count(LATER) == 1, "the entry after it is composed anew, not embedded anew"
+
+
+def around(own: float, before: float, after: float, wb: float, wn: float) -> float:
+    """The cosine of (a + wb b + wn n) / |a + wb b + wn n| with the query, every two passages' dot the product
+    of their cosines."""
+    squared = 1 + wb * wb + wn * wn + 2 * (wb * own * before + wn * own * after + wb * wn * before * after)
+    return (own + wb * before + wn * after) / math.sqrt(squared)
+
+
+FOLLOWING = 0.3
+
+
+def scored(store: MemoryStore, record_id: str, before: float, after: float) -> float:
+    assert store.wait_embedded(60)
+    seq = store.fact(record_id).seq
+    return store._index.vectors.scores(HandVectors().query(QUERY), [seq], before, after)[seq]
+
+
+def remember_a_day(store: MemoryStore) -> dict[str, str]:
+    """ANCHOR, NEIGHBOUR and LATER on one day, OTHER_DAY on the next and a note."""
+    ids = remember(store)
+    later = asyncio.run(store.note(LATER, tier="log", valid_from="2023-05-08T12:03:00", evidence=USER))
+    assert later.fact is not None
+    return {**ids, LATER: later.fact.id}
+
+
+def test_an_entry_is_searched_with_the_entry_after_it_and_with_both_neighbours(
+    agent_dir: Path, hand: HandVectors
+) -> None:
+    with MemoryStore(agent_dir) as store:
+        ids = remember_a_day(store)
+        a, n, later = COSINES[ANCHOR], COSINES[NEIGHBOUR], COSINES[LATER]
+        assert scored(store, ids[ANCHOR], 0.0, FOLLOWING) == pytest.approx(around(a, 0, n, 0, FOLLOWING), abs=1e-5)
+        assert scored(store, ids[LATER], 0.0, FOLLOWING) == pytest.approx(later, abs=1e-5), "the day's last entry"
+        assert scored(store, ids[NEIGHBOUR], WEIGHT, FOLLOWING) == pytest.approx(
+            around(n, a, later, WEIGHT, FOLLOWING), abs=1e-5
+        )
+        assert scored(store, ids[OTHER_DAY], WEIGHT, FOLLOWING) == pytest.approx(COSINES[OTHER_DAY], abs=1e-5)
+        assert scored(store, ids[LONE], WEIGHT, FOLLOWING) == pytest.approx(COSINES[LONE], abs=1e-5), "a note alone"
+        ranking = replace(DEFAULT_RANKING, meaning_context=0.0, meaning_following=FOLLOWING)
+        signals = store.recall_signals(QUERY, ranking=ranking)
+        assert signals is not None
+        assert [fact.text for fact in signals.meaning][:2] == [ANCHOR, LONE]
+    assert sorted(hand.embedded) == sorted([ANCHOR, NEIGHBOUR, OTHER_DAY, LONE, LATER]), "each text once, alone"
+
+
+def test_a_removed_entry_after_another_lends_it_nothing(agent_dir: Path, hand: HandVectors) -> None:
+    with MemoryStore(agent_dir) as store:
+        ids = remember_a_day(store)
+        a, n, later = COSINES[ANCHOR], COSINES[NEIGHBOUR], COSINES[LATER]
+        asyncio.run(store.retract(ids[NEIGHBOUR], evidence=USER))
+        # The anchor is now followed by LATER, the next entry that stands.
+        assert scored(store, ids[ANCHOR], 0.0, FOLLOWING) == pytest.approx(around(a, 0, later, 0, FOLLOWING), abs=1e-5)
+        asyncio.run(store.erase(ids[LATER], evidence=USER))
+        assert scored(store, ids[ANCHOR], WEIGHT, FOLLOWING) == pytest.approx(a, abs=1e-5), "nothing stands after it"
+        texts = [hit.fact.text for hit in store.search(QUERY)]
+        assert NEIGHBOUR not in texts and LATER not in texts and ANCHOR in texts
+        assert abs(around(a, 0, n, 0, FOLLOWING) - a) > 1e-3, "the figures tell composition from none"
