@@ -96,7 +96,8 @@ def compose(cosines: Vectors, pairs: Pairs, before: float, after: float = 0.0) -
     q_n = cosines[np.maximum(pairs.after, 0)]
     a_n = pairs.with_before[np.maximum(pairs.after, 0)]
     squared = 1.0 + wb * wb + wn * wn + 2.0 * (wb * pairs.with_before + wn * a_n + wb * wn * pairs.around)
-    return ((cosines + wb * q_b + wn * q_n) / np.sqrt(squared)).astype(np.float32)
+    composed: Vectors = ((cosines + wb * q_b + wn * q_n) / np.sqrt(squared)).astype(np.float32)
+    return composed
 
 
 class FactVectors:
