@@ -73,9 +73,6 @@ class Ranking:
     meaning_context: float = 0.4
     """The weight of the entry before a log entry in the meaning it is searched by: its vector composed with
     that entry's (`vectors.compose`), so a reply is found by what it answers; 0: each entry alone."""
-    meaning_following: float = 0.0
-    """The weight of the entry after a log entry in its meaning, composed the same way, so a question or a
-    remark is found by the reply that names what it was about; 0: off."""
     dense_floor: float = 0.8
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
@@ -95,7 +92,6 @@ class Ranking:
             "speaker": lambda: replace(self, speaker_boost=0.0),
             "names-out": lambda: replace(self, names_out_of_meaning=False),
             "meaning-context": lambda: replace(self, meaning_context=0.0),
-            "meaning-following": lambda: replace(self, meaning_following=0.0),
             "floor": lambda: replace(self, words_floor=0.0),
         }
         if feature not in switched:
@@ -107,7 +103,6 @@ FEATURES = (
     "before",
     "context",
     "meaning-context",
-    "meaning-following",
     "dense",
     "time",
     "expansion",
@@ -180,7 +175,7 @@ def _by_meaning(
     relatedness (a log entry's vector composed with the entry before it's: `vectors.py`)."""
     window = depth * 2
     while True:
-        near = index.vectors.nearest(vector, window, ranking.meaning_context, ranking.meaning_following)
+        near = index.vectors.nearest(vector, window, ranking.meaning_context)
         seqs = [seq for seq, score in near if score >= ranking.dense_floor]
         facts = {fact.seq: fact for fact in index.facts_by_seq(seqs)}
         found = [f for seq in seqs if (f := facts.get(seq)) is not None and _visible(f, statuses, instant, excluded)]
@@ -198,14 +193,13 @@ def _by_time(
     statuses: Sequence[str],
     instant: str | None,
     excluded: set[str],
-    ranking: Ranking,
+    context: float,
 ) -> list[Fact]:
     """The time list: facts valid in the named span, nearest in meaning first (or in word order without vectors)."""
     if vector is None:
         return [fact for fact in words if fact.valid_from is not None and span.start <= fact.valid_from < span.end]
     # Only the nearest few of the span's facts are read from the index: a year can hold thousands.
-    seqs = index.valid_in(span.start, span.end)
-    scores = index.vectors.scores(vector, seqs, ranking.meaning_context, ranking.meaning_following)
+    scores = index.vectors.scores(vector, index.valid_in(span.start, span.end), context)
     nearest = sorted(scores, key=lambda seq: -scores[seq])[: depth * 2]
     facts = [f for f in index.facts_by_seq(nearest) if _visible(f, statuses, instant, excluded)]
     return sorted(facts, key=lambda fact: -scores[fact.seq])[:depth]
@@ -271,7 +265,11 @@ def gather_signals(
     if vector is not None and ranking.dense_weight > 0:
         meaning = _by_meaning(index, vector, depth, statuses, instant, excluded, ranking)
     span = named_span(query, now) if ranking.time_weight > 0 else None
-    timed = _by_time(index, span, vector, words, depth, statuses, instant, excluded, ranking) if span else []
+    timed = (
+        _by_time(index, span, vector, words, depth, statuses, instant, excluded, ranking.meaning_context)
+        if span
+        else []
+    )
     speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
     wider = category_terms(terms) if ranking.expansion_weight > 0 else []
     expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []

@@ -70,34 +70,18 @@ class Passage(NamedTuple):
     embedded: str
 
 
-class Pairs(NamedTuple):
-    """Each row's neighbours in its episode, as rows (-1: none has a vector), and the dots composing needs."""
+def compose(cosines: Vectors, before: npt.NDArray[np.int64], dots: Vectors, weight: float) -> Vectors:
+    """Each row's cosine with the query once its vector is composed with the row `before` it (-1: none).
 
-    before: npt.NDArray[np.int64]
-    after: npt.NDArray[np.int64]
-    with_before: Vectors
-    """a.b: each row's dot with the row before it (0 without one)."""
-    around: Vectors
-    """b.n: the dot of the rows before and after each row (0 without both)."""
-
-
-def compose(cosines: Vectors, pairs: Pairs, before: float, after: float = 0.0) -> Vectors:
-    """Each row's cosine with the query once its vector is composed with the rows before and after it.
-
-    The composed vector is (a + wb b + wn n) / |a + wb b + wn n| for unit vectors a (the row), b and n (the rows
-    before and after it), so its cosine with a query q is (q.a + wb q.b + wn q.n) divided by
-    sqrt(1 + wb^2 + wn^2 + 2 wb a.b + 2 wn a.n + 2 wb wn b.n), with a weight of 0 where a neighbour is missing.
+    The composed vector is (a + w b) / |a + w b| for unit vectors a (the row) and b (the one before it), so its
+    cosine with a query q is (q.a + w q.b) / sqrt(1 + w^2 + 2w a.b): `dots` holds each row's a.b.
     """
-    if (before <= 0 and after <= 0) or not len(cosines):
+    if weight <= 0 or not len(cosines):
         return cosines
-    wb = np.where(pairs.before >= 0, max(before, 0.0), 0.0)
-    wn = np.where(pairs.after >= 0, max(after, 0.0), 0.0)
-    q_b = cosines[np.maximum(pairs.before, 0)]
-    q_n = cosines[np.maximum(pairs.after, 0)]
-    a_n = pairs.with_before[np.maximum(pairs.after, 0)]
-    squared = 1.0 + wb * wb + wn * wn + 2.0 * (wb * pairs.with_before + wn * a_n + wb * wn * pairs.around)
-    composed: Vectors = ((cosines + wb * q_b + wn * q_n) / np.sqrt(squared)).astype(np.float32)
-    return composed
+    has = before >= 0
+    lifted = np.where(has, cosines[np.maximum(before, 0)], 0.0)
+    norms = np.sqrt(1.0 + has * (weight * weight + 2.0 * weight * dots))
+    return ((cosines + weight * lifted) / norms).astype(np.float32)
 
 
 class FactVectors:
@@ -132,7 +116,7 @@ class FactVectors:
         self._seqs: npt.NDArray[np.int64] | None = None
         self._matrix: Vectors | None = None
         self._before_of: dict[int, int] | None = None  # standing log entry -> the standing one before it
-        self._pairs: Pairs | None = None
+        self._pairs: tuple[npt.NDArray[np.int64], Vectors] | None = None  # each row's before row, and a.b
         if embedder is not None:
             self._use(embedder, worker)
         if self._loading:
@@ -437,8 +421,8 @@ class FactVectors:
             self._before_of = {int(seq): int(before) for seq, before in rows if before is not None}
         return self._before_of
 
-    def _pairing(self) -> Pairs:
-        """Each row's neighbours in its episode that have a vector, and their dots."""
+    def _pairing(self) -> tuple[npt.NDArray[np.int64], Vectors]:
+        """For each row, the row of the entry before it (-1: none has a vector), and the two vectors' dot."""
         seqs, matrix = self._load()
         if self._pairs is None:
             befores = self._load_befores()
@@ -446,15 +430,8 @@ class FactVectors:
             rows = np.minimum(np.searchsorted(seqs, wanted), max(len(seqs) - 1, 0))
             found = (wanted >= 0) & (seqs[rows] == wanted) if len(seqs) else wanted >= 0
             before = np.where(found, rows, -1)
-            # Each entry is the one before at most one other (the next standing one in its episode).
-            after = np.full(len(seqs), -1, dtype=np.int64)
-            after[before[found]] = np.flatnonzero(found)
-            with_before = np.where(found, np.einsum("ij,ij->i", matrix, matrix[np.maximum(before, 0)]), 0.0)
-            both = (before >= 0) & (after >= 0)
-            around = np.einsum("ij,ij->i", matrix[np.maximum(before, 0)], matrix[np.maximum(after, 0)])
-            self._pairs = Pairs(
-                before, after, with_before.astype(np.float32), np.where(both, around, 0.0).astype(np.float32)
-            )
+            dots = np.where(found, np.einsum("ij,ij->i", matrix, matrix[np.maximum(before, 0)]), 0.0)
+            self._pairs = (before, dots.astype(np.float32))
         return self._pairs
 
     def _load(self) -> tuple[npt.NDArray[np.int64], Vectors]:
@@ -468,20 +445,17 @@ class FactVectors:
             self._pairs = None
         return self._seqs, self._matrix
 
-    def _cosines(self, query: Vectors, context: float, following: float) -> Vectors:
-        """Every row's cosine with `query`, each log entry's vector composed with the one before it at `context`
-        and the one after it at `following`."""
+    def _cosines(self, query: Vectors, context: float) -> Vectors:
+        """Every row's cosine with `query`, each log entry's vector composed with the one before it at `context`."""
         _, matrix = self._load()
         cosines = matrix @ query.reshape(-1)
-        if context <= 0 and following <= 0:
+        if context <= 0:
             return cosines
-        return compose(cosines, self._pairing(), context, following)
+        before, dots = self._pairing()
+        return compose(cosines, before, dots, context)
 
-    def scores(
-        self, query: Vectors, seqs: Iterable[int], context: float = 0.0, following: float = 0.0
-    ) -> dict[int, float]:
-        """Cosine similarity of `query` with the vectors of `seqs` (those that have one), composed at `context`
-        (the entry before) and `following` (the entry after)."""
+    def scores(self, query: Vectors, seqs: Iterable[int], context: float = 0.0) -> dict[int, float]:
+        """Cosine similarity of `query` with the vectors of `seqs` (those that have one), composed at `context`."""
         self.drain()
         all_seqs, _ = self._load()
         wanted = np.unique(np.fromiter(seqs, dtype=np.int64))
@@ -489,7 +463,7 @@ class FactVectors:
             return {}
         rows = np.minimum(np.searchsorted(all_seqs, wanted), len(all_seqs) - 1)
         rows = rows[all_seqs[rows] == wanted]
-        values = self._cosines(query, context, following)[rows]
+        values = self._cosines(query, context)[rows]
         return {int(all_seqs[row]): float(value) for row, value in zip(rows, values, strict=True)}
 
     def count(self) -> int:
@@ -497,16 +471,14 @@ class FactVectors:
         self.drain()
         return len(self._load()[0])
 
-    def nearest(
-        self, query: Vectors, limit: int, context: float = 0.0, following: float = 0.0
-    ) -> list[tuple[int, float]]:
+    def nearest(self, query: Vectors, limit: int, context: float = 0.0) -> list[tuple[int, float]]:
         """The `limit` vectors most similar to `query`, best first, as (seq, cosine), each log entry's composed
-        with the one before it at weight `context` and the one after it at `following` (0: each alone)."""
+        with the one before it at weight `context` (0: each alone)."""
         self.drain()
         seqs, _ = self._load()
         if not len(seqs) or limit <= 0:
             return []
-        cosines = self._cosines(query, context, following)
+        cosines = self._cosines(query, context)
         if limit < len(cosines):
             top = np.argpartition(-cosines, limit)[:limit]
         else:
