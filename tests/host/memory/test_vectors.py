@@ -112,16 +112,14 @@ def test_vectors_are_computed_again_when_the_index_is_deleted(
         assert found(reopened, WHERE)[0] == HOME
 
 
-class CountingEngine:
-    """The real engine under a name of the test's choosing, counting the passages it embeds."""
+class RealEngine:
+    """The real engine, under a name of the test's choosing (its own by default); subclasses watch its batches."""
 
-    def __init__(self, inner: Embedder, name: str) -> None:
+    def __init__(self, inner: Embedder, name: str | None = None) -> None:
         self._inner = inner
-        self.name = name
-        self.embedded: list[str] = []
+        self.name = name or inner.name
 
     def passages(self, texts: list[str]) -> Vectors:
-        self.embedded += texts
         return self._inner.passages(texts)
 
     def query(self, text: str) -> Vectors:
@@ -129,6 +127,18 @@ class CountingEngine:
 
     def background(self) -> None:
         self._inner.background()
+
+
+class CountingEngine(RealEngine):
+    """The real engine, recording the passages it embeds."""
+
+    def __init__(self, inner: Embedder, name: str | None = None) -> None:
+        super().__init__(inner, name)
+        self.embedded: list[str] = []
+
+    def passages(self, texts: list[str]) -> Vectors:
+        self.embedded += texts
+        return super().passages(texts)
 
 
 def test_vectors_of_another_model_are_computed_again_on_open_and_this_models_are_kept(
@@ -140,7 +150,7 @@ def test_vectors_of_another_model_are_computed_again_on_open_and_this_models_are
         asyncio.run(remember(store))
     with sqlite3.connect(index_file(agent_dir)) as db:
         db.execute("UPDATE vectors SET after = 1 WHERE seq = 2")
-    current = CountingEngine(engine, engine.name)
+    current = CountingEngine(engine)
     with embedder_in_use(current), MemoryStore(agent_dir, clock=clock) as reopened:
         assert reopened.wait_embedded(60)
         assert sorted(current.embedded) == sorted([HOME, CELLO]), "every vector computed again, alone"
@@ -148,32 +158,25 @@ def test_vectors_of_another_model_are_computed_again_on_open_and_this_models_are
     with sqlite3.connect(index_file(agent_dir)) as db:
         assert db.execute("SELECT seq, after FROM vectors ORDER BY seq").fetchall() == [(1, None), (2, None)]
         assert db.execute("SELECT v FROM meta WHERE k = 'vector_model'").fetchone() == (engine.name,)
-    again = CountingEngine(engine, engine.name)
+    again = CountingEngine(engine)
     with embedder_in_use(again), MemoryStore(agent_dir, clock=clock) as kept:
         assert kept.wait_embedded(60) and vector_seqs(agent_dir) == {1, 2}
         assert found(kept, WHERE)[0] == HOME
     assert again.embedded == [], "this model's vectors are kept"
 
 
-class GatedEngine:
+class GatedEngine(RealEngine):
     """The real engine, held at the start of each batch until the test lets it go on."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.entered = threading.Event()
         self.release = threading.Event()
 
     def passages(self, texts: list[str]) -> Vectors:
         self.entered.set()
         assert self.release.wait(30)
-        return self._inner.passages(texts)
-
-    def query(self, text: str) -> Vectors:
-        return self._inner.query(text)
-
-    def background(self) -> None:
-        self._inner.background()
+        return super().passages(texts)
 
 
 def test_an_erase_while_its_vector_is_computed_leaves_no_vector(
