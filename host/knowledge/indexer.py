@@ -268,7 +268,8 @@ class Indexer:
                     if not job.done.done():
                         job.done.set_exception(exc)
             with self._wakeup:
-                base.working = False  # done before it is reported, so the last report says idle
+                # Done before it is reported, so the last report says idle and no source is still "indexing".
+                base.working, self._current = False, ""
             try:
                 self._on_progress(base)
             except Exception:  # a listener's failure is its own

@@ -189,3 +189,34 @@ def test_a_paused_source_is_not_read_again_while_another_is_and_resuming_reads_w
             assert await paths("juniper") == []
 
     asyncio.run(main())
+
+
+def test_once_nothing_waits_no_source_is_still_indexing(tmp_path: Path) -> None:
+    """The base's count of waiting jobs and each source's state agree at every report: a listing that says
+    nothing is queued never shows a source as still indexing (a terminal's `accept` waits on the count)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(3):
+        (docs / f"{n}.md").write_text(f"# Note {n}\n\nThe heliotrope line {n}.\n", encoding="utf-8")
+    (tmp_path / "one.md").write_text("# One\n\nA single quillwort.\n", encoding="utf-8")
+    seen: list[tuple[int, set[str]]] = []
+
+    async def main() -> None:
+        async with served_hub(tmp_path / "data") as (hub, reports):
+            report = hub.indexer._on_progress
+
+            def checked(base: object) -> None:
+                # On the indexing thread, as each job's report is made.
+                seen.append((hub.status(ADA).queued, hub.indexing(ADA)))
+                report(base)  # type: ignore[arg-type]
+
+            hub.indexer._on_progress = checked
+            for path in (docs, tmp_path / "one.md"):
+                await hub.add(ADA, [str(path)], None)
+                await until_idle(reports)
+            assert {row.files for row in await hub.sources(ADA)} == {3, 1}
+
+    asyncio.run(main())
+    idle = [sources for queued, sources in seen if queued == 0]
+    assert idle, "some report came when nothing waited"
+    assert all(not sources for sources in idle), seen
