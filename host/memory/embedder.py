@@ -54,6 +54,7 @@ QUERY_THREADS = min(2, os.cpu_count() or 1)
 question 39 -> 21 ms). Each call takes them only while a core is free (`team_size`)."""
 _ENGINE_ENVIRONMENT = {"OMP_NUM_THREADS": str(QUERY_THREADS)}
 TEAM_SAMPLES = 3
+QUERY_SAMPLES = 1
 TEAM_SAMPLE_GAP = 0.002
 """Reads of the machine's runnable tasks, this many seconds apart, before an engine call is held to one thread
 (`team_size`): a disk write's kernel threads run for a moment after each batch's vectors are written."""
@@ -62,7 +63,7 @@ BACKGROUND_NICE = 10
 search's query (and the rest of the host) takes the core first and the backlog waits, never the other way."""
 
 
-def team_size() -> int:
+def team_size(samples: int = TEAM_SAMPLES) -> int:
     """OpenMP threads for the next engine call: two only while no other process's task wants a core.
 
     The engine's team meets at a barrier after every step of every layer; when a core is taken by other work,
@@ -72,10 +73,12 @@ def team_size() -> int:
     writing the last batch's vectors), which leave the engine's team as soon as they block: counted as
     others, they held the background worker to one thread for 43 of 45 batches, at half its idle rate. Other
     tasks come and go too (the kernel's, syncing that write), so a core counts as taken only if it is in
-    each of `TEAM_SAMPLES` reads: other work that holds a core is in all of them.
+    each of `samples` reads: other work that holds a core is in all of them. A query reads once
+    (`QUERY_SAMPLES`): on a busy machine the reads' pauses were a tenth of its time, and a query wrongly held
+    to one thread costs a few milliseconds, where the background worker's would halve its rate.
     """
     cores = os.cpu_count() or 1
-    for sample in range(TEAM_SAMPLES):
+    for sample in range(samples):
         if sample:
             time.sleep(TEAM_SAMPLE_GAP)
         runnable = machine_runnable()
@@ -149,7 +152,7 @@ class E5Embedder:
     def passages(self, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        self._team()
+        self._team(TEAM_SAMPLES)
         return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
     def query(self, text: str) -> Vectors:
@@ -157,13 +160,13 @@ class E5Embedder:
         return np.asarray(vector, dtype=np.float32).reshape(1, -1)
 
     def _query(self, text: str) -> Any:
-        self._team()
+        self._team(QUERY_SAMPLES)
         return self._model.query(text)
 
-    def _team(self) -> None:
+    def _team(self, samples: int) -> None:
         # OpenMP's thread count is a per-thread setting: this sets only the calling thread's next calls.
         if self._openmp is not None:
-            self._openmp.omp_set_num_threads(team_size())
+            self._openmp.omp_set_num_threads(team_size(samples))
 
     def background(self) -> None:
         # Linux keeps a nice value per thread, and the engine's team threads inherit it from this one.

@@ -154,6 +154,18 @@ def test_a_task_that_runs_for_a_moment_does_not_take_the_engines_second_core(mon
     assert embedders.team_size() == 1, "unknown: one thread"
 
 
+def test_a_query_reads_the_machine_once_and_does_not_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedders, "own_runnable", lambda: 1)
+    monkeypatch.setattr(embedders.os, "cpu_count", lambda: 2)
+    reads: list[int] = []
+    monkeypatch.setattr(embedders, "machine_runnable", lambda: reads.append(2) or 2)
+    monkeypatch.setattr(embedders.time, "sleep", lambda _: pytest.fail("a query paused between reads"))
+    assert embedders.team_size(embedders.QUERY_SAMPLES) == 1 and reads == [2], "one read: another holds a core"
+    reads.clear()
+    monkeypatch.setattr(embedders.time, "sleep", lambda _: None)
+    assert embedders.team_size() == 1 and len(reads) == embedders.TEAM_SAMPLES, "the worker reads three times"
+
+
 def test_a_memory_opened_while_the_model_loads_computes_its_vectors_once_it_has_without_another_search(
     slow_load: SlowLoad, agent_dir: Path, clock: Callable[[], datetime]
 ) -> None:
