@@ -17,7 +17,8 @@ the ranking alone once the query is embedded, the path without embeddings, and t
 the same run: medians and p95 over every question, the median of --runs runs, and ratios.
 
 `--busy` measures only `memory.search` through the real host with a CPU hog on every core, against embeddings
-off in the same run, and the background embedder's notes/s once the hogs stop (`recall_busy.py`).
+off in the same run (with every vector written, and while the host computes them), and the background
+embedder's notes/s once the hogs stop (`recall_busy.py`).
 
 Passage vectors are cached by text under --cache (derived data; a first run computes them on one core, about
 60 ms a turn on an idle machine, so about 15 minutes for both sets; later runs take minutes). The data is

