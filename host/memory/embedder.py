@@ -200,13 +200,16 @@ def _prefault(model: Path) -> None:
 
 
 def _openmp_runtime(package: Any) -> ctypes.CDLL | None:
-    """The OpenMP runtime the engine links (the wheel bundles its own), to cap a thread's team size."""
-    folder = Path(str(package.__file__)).parent.parent / f"{package.__name__}.libs"
-    for path in sorted(folder.glob("libgomp*.so*")):
+    """The OpenMP runtime the engine links, to cap a thread's team size: reached through the engine's own
+    handle, whose symbols resolve in the engine and the libraries it links, so it is the wheel's bundled copy
+    or, built from source (scripts/setup.sh), the system's."""
+    for path in sorted(Path(str(package.__file__)).parent.glob("_engine*")):
         try:
-            return ctypes.CDLL(str(path))
-        except OSError:
-            return None
+            engine = ctypes.CDLL(str(path))
+            engine.omp_set_num_threads  # noqa: B018 - raises AttributeError without OpenMP
+        except (OSError, AttributeError):
+            continue
+        return engine
     return None
 
 

