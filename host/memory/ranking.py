@@ -29,7 +29,7 @@ __all__ = [
     "Ranking",
     "DEFAULT_RANKING",
     "COMMON_TERM_FACTS",
-    "COMMON_ONLY_WINDOW",
+    "COMMON_ONLY_NEWEST",
     "Signals",
     "gather_signals",
     "combine",
@@ -40,8 +40,9 @@ __all__ = [
 
 COMMON_TERM_FACTS = 300
 """A query word held by more facts than this is left out of ranking while rarer words remain (bounded cost)."""
-COMMON_ONLY_WINDOW = 4
-"""When every query word is common, `limit` x this many newest matches are ranked (by words shared)."""
+COMMON_ONLY_NEWEST = 120
+"""When every query word is common, this many of the newest matches are ranked (by words shared), whatever the
+depth: each is read and split into words, and a deeper window bought no recall for its cost."""
 MAX_SPEAKERS = 500
 """Speakers whose name forms a query is compared with; past this many, a query names a speaker by its key alone."""
 
@@ -77,8 +78,9 @@ class Ranking:
     """Cosine below which the embedder's pairs are unrelated: such facts get no vote by meaning."""
     rrf_k: int = 10
     """Reciprocal rank fusion's constant (its authors used 60; 10 was chosen on half of LoCoMo's conversations)."""
-    depth: int = 30
-    """Facts each signal ranks (at least `limit`)."""
+    depth: int = 80
+    """Facts each signal ranks (at least `limit`): a fact far down two lists still sums two votes. 80 was
+    chosen on half of LoCoMo's conversations (docs/memory.md)."""
 
     def without(self, feature: str) -> Ranking:
         """This ranking with one feature switched off, for ablations: one of `FEATURES`."""
@@ -146,7 +148,7 @@ def _by_words(
         return []
     found = index.search(
         expression,
-        limit=depth if rare else depth * COMMON_ONLY_WINDOW,
+        limit=depth if rare else max(depth, COMMON_ONLY_NEWEST),
         statuses=statuses,
         instant=instant,
         newest_first=not rare,

@@ -21,7 +21,7 @@ from host.memory.index_queries import IndexQueries
 from host.memory.ledger import Ledger, VerifyReport
 from host.memory.query import query_terms
 from host.memory.ranking import (
-    COMMON_ONLY_WINDOW,
+    COMMON_ONLY_NEWEST,
     COMMON_TERM_FACTS,
     DEFAULT_RANKING,
     Ranking,
@@ -38,7 +38,7 @@ from host.memory.values import parse_instant
 from host.memory.vectors import MeaningState, worker_for
 from host.memory.view import ViewSelection, select_view
 
-__all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_WINDOW"]
+__all__ = ["MemoryReads", "Listing", "SearchHit", "VIEWS", "COMMON_TERM_FACTS", "COMMON_ONLY_NEWEST"]
 
 VIEWS = ("current", "conflicts", "proposed", "all", "retracted")
 
