@@ -179,11 +179,26 @@ def _by_meaning(
     while True:
         near = index.vectors.nearest(vector, window, ranking.meaning_context)
         seqs = [seq for seq, score in near if score >= ranking.dense_floor]
-        facts = {fact.seq: fact for fact in index.facts_by_seq(seqs)}
-        found = [f for seq in seqs if (f := facts.get(seq)) is not None and _visible(f, statuses, instant, excluded)]
+        found = _first_visible(index, seqs, depth, statuses, instant, excluded)
         if len(found) >= depth or len(seqs) < len(near) or len(near) < window:
-            return found[:depth]
+            return found
         window *= 4
+
+
+def _first_visible(
+    index: MemoryIndex, seqs: list[int], depth: int, statuses: Sequence[str], instant: str | None, excluded: set[str]
+) -> list[Fact]:
+    """The first `depth` visible facts of `seqs`, in their order. Facts are read only as far as needed: most
+    are visible, so the first read of `depth` of them is usually the last (a fact read is most of a list's cost)."""
+    found: list[Fact] = []
+    start, size = 0, depth
+    while len(found) < depth and start < len(seqs):
+        chunk = seqs[start : start + size]
+        start += len(chunk)
+        facts = {fact.seq: fact for fact in index.facts_by_seq(chunk)}
+        found += [f for seq in chunk if (f := facts.get(seq)) is not None and _visible(f, statuses, instant, excluded)]
+        size = 2 * (depth - len(found))  # what is still missing, twice over
+    return found[:depth]
 
 
 def _by_time(
@@ -202,9 +217,7 @@ def _by_time(
         return [fact for fact in words if fact.valid_from is not None and span.start <= fact.valid_from < span.end]
     # Only the nearest few of the span's facts are read from the index: a year can hold thousands.
     scores = index.vectors.scores(vector, index.valid_in(span.start, span.end), context)
-    nearest = sorted(scores, key=lambda seq: -scores[seq])[: depth * 2]
-    facts = [f for f in index.facts_by_seq(nearest) if _visible(f, statuses, instant, excluded)]
-    return sorted(facts, key=lambda fact: -scores[fact.seq])[:depth]
+    return _first_visible(index, sorted(scores, key=lambda seq: -scores[seq]), depth, statuses, instant, excluded)
 
 
 @dataclass(frozen=True, slots=True)
