@@ -9,7 +9,8 @@ import pytest
 
 from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder
-from host.memory.ranking import DEFAULT_RANKING, Signals, combine, fuse
+from host.memory.fold import Fact
+from host.memory.ranking import DEFAULT_RANKING, Signals, _first_visible, combine, fuse
 
 USER = Evidence("user")
 MAY = NoteItem("Caroline went to the support group; the support group was big", tier="log", valid_from="2023-05-08")
@@ -119,3 +120,35 @@ def test_a_reply_is_found_by_the_words_of_the_message_it_answers(store: MemorySt
         hit.fact.text for hit in store.search(question, limit=4, ranking=replace(DEFAULT_RANKING, before_weight=0.5))
     ]
     assert "Ines: they said six" in found and found[:2] == [chat[0], chat[4]], "the entries that say it stay first"
+
+
+class CountedReads:
+    """Stands in for the index's fact reads: the facts of seqs 1..n, those in `hidden` not confirmed."""
+
+    def __init__(self, n: int, hidden: set[int]) -> None:
+        self.facts = {
+            seq: Fact(
+                f"r{seq}", seq, "note", f"fact {seq}", f"s{seq}", None, "log", "user", None,
+                "proposed" if seq in hidden else "confirmed", "live", "agent", "2024-01-01T00:00:00Z",
+                None, None, None, None, None, None, None, (), seq,
+            )
+            for seq in range(1, n + 1)
+        }  # fmt: skip
+        self.read: list[int] = []
+
+    def facts_by_seq(self, seqs: list[int]) -> list[Fact]:
+        self.read += seqs
+        return [self.facts[seq] for seq in seqs]
+
+
+def test_a_list_reads_only_the_facts_it_keeps_and_reads_on_past_those_it_may_not_show() -> None:
+    order = list(range(40, 0, -1))  # nearest first
+    index = CountedReads(40, hidden=set())
+    kept = _first_visible(index, order, 8, ("live",), None, set())  # type: ignore[arg-type]
+    assert [f.seq for f in kept] == order[:8] and index.read == order[:8], "one read of the depth kept"
+
+    # The nearest three are only proposed, one is excluded: the list reads on, in order, for the depth it keeps.
+    index = CountedReads(40, hidden={40, 39, 38})
+    kept = _first_visible(index, order, 8, ("live",), None, {"r35"})  # type: ignore[arg-type]
+    assert [f.seq for f in kept] == [37, 36, 34, 33, 32, 31, 30, 29]
+    assert index.read == order[:16], "eight read, four kept: twice the four missing read next"
