@@ -328,23 +328,25 @@ def gather_signals(
     vector: Vectors | None,
     ranking: Ranking = DEFAULT_RANKING,
     rewrite: Sequence[str] = (),
+    words: Signals | None = None,
 ) -> Signals | None:
     """Rank the visible facts by each signal (None: the query has no content words). See `rank_facts`."""
-    signals = word_signals(
-        index,
-        query,
-        depth=depth,
-        statuses=statuses,
-        instant=instant,
-        exclude_ids=exclude_ids,
-        ranking=ranking,
-        rewrite=rewrite,
-    )
-    if signals is None:
+    if words is None:
+        words = word_signals(
+            index,
+            query,
+            depth=depth,
+            statuses=statuses,
+            instant=instant,
+            exclude_ids=exclude_ids,
+            ranking=ranking,
+            rewrite=rewrite,
+        )
+    if words is None:
         return None
     return with_meaning(
         index,
-        signals,
+        words,
         query,
         depth=depth,
         statuses=statuses,
@@ -461,30 +463,17 @@ def rank_facts(
     """
     if limit <= 0:
         return []
-    depth = max(limit, ranking.depth)
-    if words is None:
-        words = word_signals(
-            index,
-            query,
-            depth=depth,
-            statuses=statuses,
-            instant=instant,
-            exclude_ids=exclude_ids,
-            ranking=ranking,
-            rewrite=rewrite,
-        )
-    if words is None:
-        return []
-    signals = with_meaning(
+    signals = gather_signals(
         index,
-        words,
         query,
-        depth=depth,
+        depth=max(limit, ranking.depth),
         statuses=statuses,
         instant=instant,
         exclude_ids=exclude_ids,
         now=now,
         vector=vector,
         ranking=ranking,
+        rewrite=rewrite,
+        words=words,
     )
-    return combine(signals, ranking, limit)
+    return [] if signals is None else combine(signals, ranking, limit)
