@@ -328,25 +328,23 @@ def gather_signals(
     vector: Vectors | None,
     ranking: Ranking = DEFAULT_RANKING,
     rewrite: Sequence[str] = (),
-    words: Signals | None = None,
 ) -> Signals | None:
     """Rank the visible facts by each signal (None: the query has no content words). See `rank_facts`."""
-    if words is None:
-        words = word_signals(
-            index,
-            query,
-            depth=depth,
-            statuses=statuses,
-            instant=instant,
-            exclude_ids=exclude_ids,
-            ranking=ranking,
-            rewrite=rewrite,
-        )
-    if words is None:
+    signals = word_signals(
+        index,
+        query,
+        depth=depth,
+        statuses=statuses,
+        instant=instant,
+        exclude_ids=exclude_ids,
+        ranking=ranking,
+        rewrite=rewrite,
+    )
+    if signals is None:
         return None
     return with_meaning(
         index,
-        words,
+        signals,
         query,
         depth=depth,
         statuses=statuses,
@@ -463,17 +461,30 @@ def rank_facts(
     """
     if limit <= 0:
         return []
-    signals = gather_signals(
+    depth = max(limit, ranking.depth)
+    if words is None:
+        words = word_signals(
+            index,
+            query,
+            depth=depth,
+            statuses=statuses,
+            instant=instant,
+            exclude_ids=exclude_ids,
+            ranking=ranking,
+            rewrite=rewrite,
+        )
+    if words is None:
+        return []
+    signals = with_meaning(
         index,
+        words,
         query,
-        depth=max(limit, ranking.depth),
+        depth=depth,
         statuses=statuses,
         instant=instant,
         exclude_ids=exclude_ids,
         now=now,
         vector=vector,
         ranking=ranking,
-        rewrite=rewrite,
-        words=words,
     )
-    return [] if signals is None else combine(signals, ranking, limit)
+    return combine(signals, ranking, limit)
