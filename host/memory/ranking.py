@@ -32,8 +32,6 @@ __all__ = [
     "COMMON_ONLY_NEWEST",
     "Signals",
     "gather_signals",
-    "word_signals",
-    "with_meaning",
     "combine",
     "rank_facts",
     "fuse",
@@ -259,63 +257,6 @@ def meaning_query(index: MemoryIndex, query: str, ranking: Ranking = DEFAULT_RAN
     return without_names(query, {name for names in named_speakers(index, query).values() for name in names})
 
 
-def word_signals(
-    index: MemoryIndex,
-    query: str,
-    *,
-    depth: int,
-    statuses: Sequence[str],
-    instant: str | None,
-    exclude_ids: Sequence[str],
-    ranking: Ranking = DEFAULT_RANKING,
-    rewrite: Sequence[str] = (),
-) -> Signals | None:
-    """The signals that need no query vector, the meaning and time lists left empty for `with_meaning` (None:
-    the query has no content words). A search reads them while its query is embedded (`reads.recall`)."""
-    terms = query_terms(query)
-    if not terms:
-        return None
-    words = _by_words(index, terms, depth, statuses, instant, exclude_ids, ranking)
-    speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
-    wider = category_terms(terms) if ranking.expansion_weight > 0 else []
-    expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []
-    given = [term for term in dict.fromkeys(rewrite) if term not in terms] if ranking.rewrite_weight > 0 else []
-    rewritten = _by_words(index, given, depth, statuses, instant, exclude_ids, ranking) if given else []
-    plain = None
-    if ranking.words_floor > 0 and (ranking.before_weight > 0 or ranking.context_weight > 0):
-        alone = replace(ranking, before_weight=0.0, context_weight=0.0)
-        plain = _by_words(index, terms, depth, statuses, instant, exclude_ids, alone)
-    return Signals(words, [], [], speakers, expanded, rewritten, plain)
-
-
-def with_meaning(
-    index: MemoryIndex,
-    signals: Signals,
-    query: str,
-    *,
-    depth: int,
-    statuses: Sequence[str],
-    instant: str | None,
-    exclude_ids: Sequence[str],
-    now: datetime,
-    vector: Vectors | None,
-    ranking: Ranking = DEFAULT_RANKING,
-) -> Signals:
-    """`signals` (from `word_signals`) with the meaning list and the list of the time the query names (by
-    meaning with a vector, else in word order)."""
-    excluded = set(exclude_ids)
-    meaning: list[Fact] = []
-    if vector is not None and ranking.dense_weight > 0:
-        meaning = _by_meaning(index, vector, depth, statuses, instant, excluded, ranking)
-    span = named_span(query, now) if ranking.time_weight > 0 else None
-    timed = (
-        _by_time(index, span, vector, signals.words, depth, statuses, instant, excluded, ranking.meaning_context)
-        if span
-        else []
-    )
-    return replace(signals, meaning=meaning, timed=timed)
-
-
 def gather_signals(
     index: MemoryIndex,
     query: str,
@@ -330,30 +271,30 @@ def gather_signals(
     rewrite: Sequence[str] = (),
 ) -> Signals | None:
     """Rank the visible facts by each signal (None: the query has no content words). See `rank_facts`."""
-    signals = word_signals(
-        index,
-        query,
-        depth=depth,
-        statuses=statuses,
-        instant=instant,
-        exclude_ids=exclude_ids,
-        ranking=ranking,
-        rewrite=rewrite,
-    )
-    if signals is None:
+    terms = query_terms(query)
+    if not terms:
         return None
-    return with_meaning(
-        index,
-        signals,
-        query,
-        depth=depth,
-        statuses=statuses,
-        instant=instant,
-        exclude_ids=exclude_ids,
-        now=now,
-        vector=vector,
-        ranking=ranking,
+    excluded = set(exclude_ids)
+    words = _by_words(index, terms, depth, statuses, instant, exclude_ids, ranking)
+    meaning: list[Fact] = []
+    if vector is not None and ranking.dense_weight > 0:
+        meaning = _by_meaning(index, vector, depth, statuses, instant, excluded, ranking)
+    span = named_span(query, now) if ranking.time_weight > 0 else None
+    timed = (
+        _by_time(index, span, vector, words, depth, statuses, instant, excluded, ranking.meaning_context)
+        if span
+        else []
     )
+    speakers = frozenset(named_speakers(index, query)) if ranking.speaker_boost > 0 else frozenset()
+    wider = category_terms(terms) if ranking.expansion_weight > 0 else []
+    expanded = _by_words(index, wider, depth, statuses, instant, exclude_ids, ranking) if wider else []
+    given = [term for term in dict.fromkeys(rewrite) if term not in terms] if ranking.rewrite_weight > 0 else []
+    rewritten = _by_words(index, given, depth, statuses, instant, exclude_ids, ranking) if given else []
+    plain = None
+    if ranking.words_floor > 0 and (ranking.before_weight > 0 or ranking.context_weight > 0):
+        alone = replace(ranking, before_weight=0.0, context_weight=0.0)
+        plain = _by_words(index, terms, depth, statuses, instant, exclude_ids, alone)
+    return Signals(words, meaning, timed, speakers, expanded, rewritten, plain)
 
 
 def _spoken_by(fact: Fact, speakers: frozenset[str]) -> bool:
@@ -441,7 +382,6 @@ def rank_facts(
     vector: Vectors | None,
     ranking: Ranking = DEFAULT_RANKING,
     rewrite: Sequence[str] = (),
-    words: Signals | None = None,
 ) -> list[tuple[Fact, float]]:
     """The facts that best answer `query`, best first, with their fused score, one per content signature.
 
@@ -456,35 +396,19 @@ def rank_facts(
         vector: the query's embedding, or None (no meaning or time-by-meaning list).
         ranking: the signals' weights.
         rewrite: search words a model gave for the question (`rewrite.py`): a list of their own.
-        words: the lists by words `word_signals` read for this very search (with these arguments and a depth of
-            `max(limit, ranking.depth)`), else they are read here.
     """
     if limit <= 0:
         return []
-    depth = max(limit, ranking.depth)
-    if words is None:
-        words = word_signals(
-            index,
-            query,
-            depth=depth,
-            statuses=statuses,
-            instant=instant,
-            exclude_ids=exclude_ids,
-            ranking=ranking,
-            rewrite=rewrite,
-        )
-    if words is None:
-        return []
-    signals = with_meaning(
+    signals = gather_signals(
         index,
-        words,
         query,
-        depth=depth,
+        depth=max(limit, ranking.depth),
         statuses=statuses,
         instant=instant,
         exclude_ids=exclude_ids,
         now=now,
         vector=vector,
         ranking=ranking,
+        rewrite=rewrite,
     )
-    return combine(signals, ranking, limit)
+    return [] if signals is None else combine(signals, ranking, limit)

@@ -29,7 +29,6 @@ from host.memory.ranking import (
     gather_signals,
     meaning_query,
     rank_facts,
-    word_signals,
 )
 from host.memory.recall import RecallBlock, choose_recall, replayed_recall
 from host.memory.records import Record, format_instant
@@ -58,10 +57,6 @@ class Listing:
 class SearchHit:
     fact: Fact
     score: float
-
-
-def _statuses(include_retracted: bool) -> tuple[str, ...]:
-    return ("live", "retracted", "superseded") if include_retracted else ("live",)
 
 
 class MemoryReads:
@@ -154,10 +149,9 @@ class MemoryReads:
         exclude_ids: Sequence[str] = (),
         ranking: Ranking = DEFAULT_RANKING,
         rewrite: Sequence[str] = (),
-        words: Signals | None = None,
     ) -> list[SearchHit]:
         """Recall over confirmed facts by words, meaning and named time: the path `memory_recall` and
-        `memory.search` share (`host/memory/ranking.py` ranks; `MemoryStore.recall` readies and runs it).
+        `memory.search` share (`host/memory/ranking.py` ranks).
 
         Args:
             query: free text.
@@ -167,9 +161,8 @@ class MemoryReads:
             exclude_ids: facts not to return (those the prompt already shows).
             ranking: the signals' weights (benchmarks switch them off one at a time).
             rewrite: search words a model gave for the query (`rewrite.py`), a words list of their own.
-            words: what `read_words` read with the same arguments, else the lists by words are read here.
         """
-        statuses = _statuses(include_retracted)
+        statuses = ("live", "retracted", "superseded") if include_retracted else ("live",)
         instant = parse_instant(as_of, "asOf")
         found = rank_facts(
             self._index,
@@ -182,32 +175,8 @@ class MemoryReads:
             vector=self._query_vector(query, ranking),
             ranking=ranking,
             rewrite=rewrite,
-            words=words,
         )
         return [SearchHit(fact, score) for fact, score in found]
-
-    def read_words(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        include_retracted: bool = False,
-        as_of: str | None = None,
-        exclude_ids: Sequence[str] = (),
-        ranking: Ranking = DEFAULT_RANKING,
-        rewrite: Sequence[str] = (),
-    ) -> Signals | None:
-        """The lists by words `search` reads with the same arguments, which need no query vector."""
-        return word_signals(
-            self._index,
-            query,
-            depth=max(limit, ranking.depth),
-            statuses=_statuses(include_retracted),
-            instant=parse_instant(as_of, "asOf"),
-            exclude_ids=exclude_ids,
-            ranking=ranking,
-            rewrite=rewrite,
-        )
 
     def _query_vector(self, query: str, ranking: Ranking) -> Vectors | None:
         embedder = self._index.vectors.embedder

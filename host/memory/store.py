@@ -28,7 +28,7 @@ from host.memory.index import MemoryIndex
 from host.memory.ledger import Ledger
 from host.memory.lifetimes import Lifetimes, due_endings
 from host.memory.model_summaries import MODEL_ENTRIES, SummaryRequest
-from host.memory.reads import MemoryReads, SearchHit
+from host.memory.reads import MemoryReads
 from host.memory.records import Evidence, format_instant
 from host.memory.staleness import contradictions, likely_duplicates, stale_facts
 from host.memory.summaries import Summary, cut_date
@@ -327,30 +327,6 @@ class MemoryStore(MemoryWrites):
         """Ready a turn: record the lifetimes that have ended (a new epoch when one did), then the query's vector."""
         await self.expire_due()
         await super().prepare_recall(query)
-
-    async def recall(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        include_retracted: bool = False,
-        as_of: str | None = None,
-        rewrite: Sequence[str] = (),
-    ) -> list[SearchHit]:
-        """`prepare_recall`, then `search`, its lists by words read while the query is embedded in its thread:
-        on a busy machine the two share the cores instead of taking turns (`memory.search`, `memory_recall`)."""
-        await self.expire_due()
-        embedding = asyncio.ensure_future(super().prepare_recall(query))
-        await asyncio.sleep(0)  # the embedding gets as far as its thread
-        try:
-            words = self.read_words(
-                query, limit=limit, include_retracted=include_retracted, as_of=as_of, rewrite=rewrite
-            )
-        finally:
-            await embedding
-        return self.search(
-            query, limit=limit, include_retracted=include_retracted, as_of=as_of, rewrite=rewrite, words=words
-        )
 
     async def expire_due(self) -> list[str]:
         """Record each fact whose lifetime ended since the last check, one `expire` record each: its own

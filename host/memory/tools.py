@@ -224,9 +224,10 @@ async def _recall_rewritten(store: MemoryStore, arguments: dict[str, Any], rewri
         raise ValueError("`limit` must be an integer from 1 to 50")
     # A question without content words finds nothing whatever its rewrite says: no request for it.
     rewrite = await rewriter(query) if rewriter is not None and query_terms(query) else None
+    await store.prepare_recall(query)
     retracted = arguments.get("includeRetracted") is True
     terms = rewrite.terms if rewrite is not None else ()
-    hits = await store.recall(query, limit=limit, include_retracted=retracted, rewrite=terms)
+    hits = store.search(query, limit=limit, include_retracted=retracted, rewrite=terms)
     store.note_use([hit.fact.id for hit in hits], "recalled")
     reply = _recall_reply([hit.fact for hit in hits], query)
     if store.meaning == "loading":

@@ -150,7 +150,8 @@ def register_memory_methods(router: MethodTable, hub: MemoryHub, evidence_line: 
 
     async def search(p: MemorySearchParams) -> MemorySearchResult:
         store = hub.get(p.agent_id)
-        hits = await store.recall(p.query, limit=p.limit, include_retracted=p.include_retracted, as_of=p.as_of)
+        await store.prepare_recall(p.query)
+        hits = store.search(p.query, limit=p.limit, include_retracted=p.include_retracted, as_of=p.as_of)
         store.note_use([hit.fact.id for hit in hits], "recalled")
         found = [MemorySearchHit(record=fact_to_model(h.fact), score=h.score) for h in hits]
         return MemorySearchResult(hits=found, meaning=store.meaning)

@@ -10,13 +10,11 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from host.memory import Evidence, InvalidMemoryRequestError, MemoryStore, NoteItem
+from host.memory import Evidence, MemoryStore, NoteItem
 from host.memory.embedder import Embedder, Vectors, load_embedder, use_embedder
-from host.memory.index import MemoryIndex
 from host.memory.ranking import DEFAULT_RANKING, Ranking
 from host.memory.vectors import BACKFILL_STEP
 from tests.support.embedders import embedder_in_use
@@ -26,8 +24,6 @@ HOME = "Her home is in Lisbon, near the river."
 CELLO = "She plays the cello every Sunday."
 WHERE = "Where does she live?"
 WEEKEND = "What does she do at the weekend?"
-RIVER = "She swims in the river before work."
-BY_THE_RIVER = "Where does she live, by the river?"
 WORDS_ONLY = DEFAULT_RANKING.without("dense").without("time")
 
 
@@ -396,62 +392,3 @@ def test_a_backfill_under_the_event_loop_queues_a_step_a_turn_and_so_every_fact(
         use_embedder(None)
     assert 0 < at_once <= BACKFILL_STEP, "no more than a step is read before the loop turns"
     assert later == count, "every fact is queued a few loop turns later"
-
-
-class QueryHeldEngine(RealEngine):
-    """The real engine, whose query embedding waits (a few seconds at most) until the test lets it go on."""
-
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(inner)
-        self.release = threading.Event()
-        self.embedded: list[str] = []
-
-    def query(self, text: str) -> Vectors:
-        self.release.wait(5)
-        vector = super().query(text)
-        self.embedded.append(text)
-        return vector
-
-
-def test_a_recall_reads_its_lists_by_words_while_its_query_is_embedded_and_ranks_as_a_search_does(
-    engine: Embedder, agent_dir: Path, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    held = QueryHeldEngine(engine)
-    embedded_when_read: list[int] = []
-    full_text = MemoryIndex.search
-
-    def watched(index: MemoryIndex, *args: Any, **kwargs: Any) -> Any:
-        embedded_when_read.append(len(held.embedded))
-        held.release.set()  # the query may be embedded once the words are being read
-        return full_text(index, *args, **kwargs)
-
-    monkeypatch.setattr(MemoryIndex, "search", watched)
-
-    async def main(store: MemoryStore) -> tuple[list[str], list[str]]:
-        await remember(store)
-        await store.note(RIVER, evidence=USER)
-        assert store.wait_embedded(60)
-        held.release.clear()
-        embedded_when_read.clear()  # noting reads by words too (for duplicates)
-        recalled = [hit.fact.text or "" for hit in await store.recall(BY_THE_RIVER)]
-        assert held.embedded == [BY_THE_RIVER], "the query was embedded, once"
-        await store.prepare_recall(BY_THE_RIVER)
-        return recalled, found(store, BY_THE_RIVER)
-
-    with embedder_in_use(held), MemoryStore(agent_dir, clock=clock) as store:
-        recalled, searched = asyncio.run(main(store))
-    assert embedded_when_read[0] == 0, "the words were read before the query's embedding ended, not after it"
-    assert recalled == searched, "the same ranking as prepare_recall then search"
-    assert HOME in recalled[:2] and RIVER in recalled[:2]
-
-
-def test_a_recall_with_a_malformed_instant_is_refused_after_its_embedding_ends(
-    semantic: Embedder, store: MemoryStore
-) -> None:
-    async def main() -> None:
-        await remember(store)
-        with pytest.raises(InvalidMemoryRequestError, match="asOf"):
-            await store.recall(WHERE, as_of="not a time")
-        assert [hit.fact.text for hit in await store.recall(WHERE)][:1] == [HOME]
-
-    asyncio.run(main())
